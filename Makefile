@@ -1,0 +1,34 @@
+# kstack: a kernel series kept as files, applied to a distro kernel in a
+# throwaway worktree. Every target is one line that calls one tool; the
+# variables (WORK=, WORKTREE=, BRANCH=, FORCE=1, ...) pass through to it.
+# See README.md and CONTRIBUTING.md.
+
+.DEFAULT_GOAL := help
+.PHONY: help deps import worktree am export status test shellcheck
+
+help: ## list the targets
+	@awk -F ':.*## ' '/^[a-z-]+:.*## / { printf "  make %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+deps: ## install the Debian packages the project needs (only the missing ones)
+	@tools/deps
+
+import: ## import the distro kernel source into the base repo (once; cached)
+	@tools/import
+
+worktree: ## make or reset the throwaway worktree at the base (FORCE=1 drops unexported work)
+	@tools/worktree
+
+am: ## git am the patches in commits/ onto the worktree
+	@tools/am
+
+export: ## write the worktree's commits back into commits/ (byte-stable)
+	@tools/export
+
+status: ## base, worktree, and how its series compares with commits/
+	@tools/status
+
+shellcheck: ## shellcheck every script in tools/, tests/, ci/ and .ci/
+	@tools/shellcheck
+
+test: ## the project's tests: shellcheck, the tools' tests, the end-to-end run
+	@tools/test

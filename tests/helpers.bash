@@ -1,0 +1,115 @@
+# shellcheck shell=bash
+# Shared set-up for the tools' tests: a small fake "kernel" tarball, its
+# base description, and a work folder of the test's own. Nothing here reads
+# or writes the user's work folder.
+
+KSTACK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TOOLS=$KSTACK_ROOT/tools
+
+# make_fake_kernel DIR: write DIR/linux-fake.tar.xz and DIR/upstream-base.txt
+# (with the tarball's checksum; base_commit filled in by tools/import).
+make_fake_kernel() {
+	local dir=$1 src=$1/src/linux-fake
+	mkdir -p "$src/arch/x86/include/asm" "$src/kernel" "$src/scripts" "$src/Documentation"
+	cat >"$src/Makefile" <<'EOF'
+VERSION = 6
+PATCHLEVEL = 1
+EOF
+	printf 'Linux kernel, a fake one for the kstack tests.\n' >"$src/README"
+	cat >"$src/arch/x86/include/asm/page_64_types.h" <<'EOF'
+#ifndef _ASM_X86_PAGE_64_DEFS_H
+#define _ASM_X86_PAGE_64_DEFS_H
+
+#define THREAD_SIZE_ORDER	2
+#define THREAD_SIZE  (PAGE_SIZE << THREAD_SIZE_ORDER)
+
+#define IRQ_STACK_ORDER (2 + KASAN_STACK_ORDER)
+#define IRQ_STACK_SIZE (PAGE_SIZE << IRQ_STACK_ORDER)
+
+#endif /* _ASM_X86_PAGE_64_DEFS_H */
+EOF
+	local i
+	for i in $(seq 1 40); do
+		printf 'int fork_step_%d(void) { return %d; }\n' "$i" "$i"
+	done >"$src/kernel/fork.c"
+	printf 'config X86\n\tdef_bool y\n' >"$src/arch/x86/Kconfig"
+	printf '#!/bin/sh\necho checkpatch\n' >"$src/scripts/checkpatch.pl"
+	chmod +x "$src/scripts/checkpatch.pl"
+	# A file that the tree's own .gitignore hides: the import must keep it.
+	printf '*.o\n' >"$src/.gitignore"
+	printf 'a tracked file that matches .gitignore\n' >"$src/kernel/kept.o"
+	printf 'line one\r\nline two\r\n' >"$src/Documentation/crlf.txt"
+	ln -s ../README "$src/Documentation/README.link"
+	tar -C "$dir/src" -cJf "$dir/linux-fake.tar.xz" linux-fake
+	rm -rf "$dir/src"
+	cat >"$dir/upstream-base.txt" <<EOF
+# fake base for the kstack tests
+package=kstack-fake-kernel
+version=1.0-1
+tarball=$dir/linux-fake.tar.xz
+top_dir=linux-fake
+sha256=$(sha256sum "$dir/linux-fake.tar.xz" | cut -d' ' -f1)
+base_commit=unknown
+EOF
+}
+
+# One fake kernel per test file, imported once: $FIXTURE holds the tarball,
+# the base file and a base repo that tests copy rather than re-import.
+setup_fake_kernel_file() {
+	export FIXTURE=$BATS_FILE_TMPDIR/fixture
+	mkdir -p "$FIXTURE"
+	make_fake_kernel "$FIXTURE"
+	BASE_FILE=$FIXTURE/upstream-base.txt BASE_REPO=$FIXTURE/base.git \
+		WORK=$FIXTURE "$TOOLS/import" --update-base 2>/dev/null
+}
+
+# Per test: a work folder, a copy of the imported base repo, a commits/ dir,
+# and a worktree path. Git identity is fixed so runs compare.
+setup_test_work() {
+	export WORK=$BATS_TEST_TMPDIR/work
+	mkdir -p "$WORK"
+	cp -a "$FIXTURE/base.git" "$WORK/base.git"
+	export BASE_REPO=$WORK/base.git
+	export BASE_FILE=$FIXTURE/upstream-base.txt
+	export WORKTREE=$WORK/worktree
+	export COMMITS=$WORK/commits
+	export BRANCH=kstack-test
+	mkdir -p "$COMMITS"
+	export GIT_CONFIG_GLOBAL=$BATS_TEST_TMPDIR/gitconfig
+	git config --global user.name "Test Author"
+	git config --global user.email "test@example.org"
+	unset FORCE
+}
+
+# commit_change FILE SED_EXPR SUBJECT: edit a worktree file and commit it.
+commit_change() {
+	sed -i "$2" "$WORKTREE/$1"
+	git -C "$WORKTREE" commit -q -a -s -m "$3" -m "Why: the test series needs a commit here."
+}
+
+# A three-commit series in the worktree, exported to commits/.
+make_series() {
+	"$TOOLS/worktree" 2>/dev/null
+	commit_change kernel/fork.c 's/return 3;/return 33;/' "kernel: make step 3 return 33"
+	commit_change arch/x86/include/asm/page_64_types.h \
+		's/THREAD_SIZE_ORDER\t2/THREAD_SIZE_ORDER\t1/' "x86/mm: halve the task stack"
+	commit_change kernel/fork.c 's/return 30;/return 300;/' "kernel: make step 30 return 300"
+	"$TOOLS/export" 2>/dev/null
+}
+
+# The tree id of every commit base..HEAD in a worktree, one a line.
+step_trees() {
+	local base
+	base=$(git --git-dir="$BASE_REPO" rev-parse kstack-base)
+	git -C "$1" rev-list --reverse "$base..HEAD" |
+		while read -r c; do git -C "$1" rev-parse "$c^{tree}"; done
+}
+
+count_patches() { find "$COMMITS" -name '*.patch' | wc -l; }
+
+# A folder of stub commands put first on PATH for one test.
+stub_dir() {
+	local dir=$BATS_TEST_TMPDIR/stubs
+	mkdir -p "$dir"
+	printf '%s\n' "$dir"
+}
