@@ -4,7 +4,8 @@
 # See README.md and CONTRIBUTING.md.
 
 .DEFAULT_GOAL := help
-.PHONY: help deps import worktree am export status test shellcheck
+.PHONY: help deps import worktree am export status build bisect-build image boot \
+	bisect-boot bisect test shellcheck
 
 help: ## list the targets
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / { printf "  make %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -26,6 +27,24 @@ export: ## write the worktree's commits back into commits/ (byte-stable)
 
 status: ## base, worktree, and how its series compares with commits/
 	@tools/status
+
+build: ## build the worktree as it is, per config (ARCHES=, CONFIGS=)
+	@tools/build
+
+bisect-build: ## build every step base..tip per config, cached; table + results (FORCE=1 rebuilds)
+	@tools/bisect-build
+
+image: ## build the debootstrap ext4 guest image per arch (rebuilt when its recipe changes)
+	@tools/image
+
+boot: ## build the worktree and boot it in QEMU, guest tests, verdict (0 good, 1 bad, 125 no build)
+	@tools/boot
+
+bisect-boot: ## the main job: build and boot every step base..tip per config, table + results
+	@tools/bisect-boot
+
+bisect: ## git bisect run with build+boot+tests between the base (GOOD=) and tip (BAD=)
+	@tools/bisect
 
 shellcheck: ## shellcheck every script in tools/, tests/, ci/ and .ci/
 	@tools/shellcheck

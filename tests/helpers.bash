@@ -113,3 +113,28 @@ stub_dir() {
 	mkdir -p "$dir"
 	printf '%s\n' "$dir"
 }
+
+# lib FUNCTION ARGS...: call a tools/lib.sh function in a shell of its own.
+lib() {
+	bash -c '. "$0/tools/lib.sh"; "$@"' "$KSTACK_ROOT" "$@"
+}
+
+# For tests/e2e: make test's own work folder (KSTACK_TEST_WORK), the base
+# import shared with the user's work folder, a copy of commits/, and the
+# test's own worktree on a branch of its own.
+setup_e2e_work() {
+	: "${KSTACK_TEST_WORK:?run through tools/test}"
+	export WORK=$KSTACK_TEST_WORK
+	export BASE_REPO=${KSTACK_USER_WORK:?}/base.git
+	export COMMITS=$WORK/commits
+	export BRANCH=kstack-test WORKTREE=$WORK/worktree
+	rm -rf "$COMMITS" && mkdir -p "$COMMITS"
+	cp "$KSTACK_ROOT"/commits/*.patch "$COMMITS"/
+}
+
+# ... with the series applied in that worktree.
+setup_e2e_series() {
+	setup_e2e_work
+	FORCE=1 "$TOOLS/worktree" 2>/dev/null
+	"$TOOLS/am" 2>/dev/null
+}

@@ -7,15 +7,7 @@
 
 load ../helpers
 
-setup_file() {
-	: "${KSTACK_TEST_WORK:?run through tools/test}"
-	export WORK=$KSTACK_TEST_WORK
-	export BASE_REPO=${KSTACK_USER_WORK:?}/base.git
-	export COMMITS=$WORK/commits
-	export BRANCH=kstack-test WORKTREE=$WORK/worktree
-	rm -rf "$COMMITS" && mkdir -p "$COMMITS"
-	cp "$KSTACK_ROOT"/commits/*.patch "$COMMITS"/
-}
+setup_file() { setup_e2e_work; }
 
 @test "real base: import verifies the tarball and gives the commit in upstream-base.txt" {
 	run "$TOOLS/import"

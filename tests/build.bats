@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# The build machinery on small fixtures: config merging checks, arch and
+# config selection, warning keys, the summary table.
+
+load helpers
+
+
+setup() {
+	export WORK=$BATS_TEST_TMPDIR/work
+	mkdir -p "$WORK"
+}
+
+# A source tree whose Kconfig defines A, B and D (not C), and a .config.
+make_kconfig_fixture() {
+	mkdir -p "$WORK/src/arch/x86"
+	printf 'config A\n\tbool "a"\nmenuconfig B\n\tbool "b"\n' >"$WORK/src/Kconfig"
+	printf 'config D\n\tbool "d"\n' >"$WORK/src/arch/x86/Kconfig.debug"
+	printf 'CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_D=y\n' >"$WORK/dotconfig"
+}
+
+@test "check-config: an option that a dependency dropped fails, with the list" {
+	make_kconfig_fixture
+	printf 'CONFIG_A=y\nCONFIG_B=y\n# CONFIG_D is not set\n' >"$WORK/guest.config"
+	run "$TOOLS/check-config" "$WORK/src" "$WORK/dotconfig" "$WORK/guest.config"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"dropped: CONFIG_B: guest.config asks for y, .config has n"* ]]
+	[[ "$output" == *"dropped: CONFIG_D: guest.config asks for n, .config has y"* ]]
+	[[ "$output" == *"2 option(s) dropped"* ]]
+	[[ "$output" != *"CONFIG_A"* ]]
+}
+
+@test "check-config: an option no Kconfig defines yet is 'not yet present', not a failure" {
+	make_kconfig_fixture
+	printf 'CONFIG_A=y\nCONFIG_C=y\n' >"$WORK/small.config"
+	run "$TOOLS/check-config" "$WORK/src" "$WORK/dotconfig" "$WORK/small.config"
+	[ "$status" -eq 0 ]
+	[ "$output" = "not yet present: CONFIG_C (no Kconfig defines it in this tree; small.config)" ]
+}
+
+@test "check-config: every fragment is checked, and values other than y compare too" {
+	make_kconfig_fixture
+	printf 'CONFIG_A=y\n' >"$WORK/one.config"
+	printf 'CONFIG_D=m\n' >"$WORK/two.config"
+	run "$TOOLS/check-config" "$WORK/src" "$WORK/dotconfig" "$WORK/one.config" "$WORK/two.config"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"dropped: CONFIG_D: two.config asks for m, .config has y"* ]]
+}
+
+@test "every line of the project's fragments is a comment or a CONFIG_ setting" {
+	# The fragments are data: each option in them must be a CONFIG_ line.
+	for fragment in "$KSTACK_ROOT"/configs/*.config; do
+		run grep -v -E '^(#.*|CONFIG_[A-Za-z0-9_]+=.+|# CONFIG_[A-Za-z0-9_]+ is not set|)$' "$fragment"
+		[ "$status" -eq 1 ]
+	done
+}
+
+@test "an unknown arch is refused, naming the known ones" {
+	ARCHES=sparc64 run lib selected_configs
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"unknown arch 'sparc64'"* ]]
+	[[ "$output" == *"i386"* && "$output" == *"x86_64"* ]]
+}
+
+@test "configs: main config per arch by default, all, a list, an unknown one" {
+	run lib selected_configs
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(for a in i386 x86_64; do sed -n 's/^main_config=//p' "$KSTACK_ROOT/configs/$a.arch"; done)" ]
+	ARCHES=x86_64 CONFIGS=all run lib selected_configs
+	[ "$status" -eq 0 ]
+	[[ "$output" == *x86_64* && "$output" != *i386* ]]
+	ARCHES=x86_64 CONFIGS=x86_64-nosuch run lib selected_configs
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"unknown config 'x86_64-nosuch'"* ]]
+	[[ "$output" == *"Known configs: x86_64"* ]]
+}
+
+@test "a config whose fragment is missing is refused, naming it" {
+	mkdir -p "$WORK/configs"
+	cp "$KSTACK_ROOT"/configs/x86_64.arch "$KSTACK_ROOT"/configs/*.config "$WORK/configs/"
+	sed -i 's/^configs=.*/configs=(x86_64 x86_64-tiny)/' "$WORK/configs/x86_64.arch"
+	CONFIGS_DIR=$WORK/configs run lib config_fragments x86_64-tiny
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"config x86_64-tiny needs the fragment configs/tiny.config, which is missing"* ]]
+	CONFIGS_DIR=$WORK/configs run lib config_fragments x86_64
+	[ "$status" -eq 0 ]
+	[ "$output" = "$WORK/configs/guest.config
+$WORK/configs/x86_64.config" ]
+}
+
+@test "warning keys drop line and column numbers and the tree's path" {
+	cat >"$WORK/a.log" <<'EOF'
+  CC      kernel/fork.o
+/src/tree/kernel/fork.c:120:7: warning: unused variable 'x' [-Wunused-variable]
+/src/tree/kernel/fork.c:120:7: warning: unused variable 'x' [-Wunused-variable]
+/src/tree/mm/slub.c:9: warning: "FOO" redefined
+vmlinux.o: warning: objtool: foo()+0x12: call without frame pointer save/setup
+EOF
+	sed 's/120:7/131:9/; s/slub.c:9/slub.c:44/' "$WORK/a.log" >"$WORK/b.log"
+	a=$(lib warning_keys "$WORK/a.log" /src/tree /out)
+	b=$(lib warning_keys "$WORK/b.log" /src/tree /out)
+	[ "$a" = "$b" ]
+	[ "$(grep -c . <<<"$a")" -eq 3 ]
+	grep -qxF "kernel/fork.c: warning: unused variable 'x' [-Wunused-variable]" <<<"$a"
+	grep -qxF 'vmlinux.o: warning: objtool: foo()+0x12: call without frame pointer save/setup' <<<"$a"
+}
+
+@test "the first error line of a failed build is the compiler's error" {
+	printf '  CC kernel/fork.o\n/t/kernel/fork.c:3:1: error: expected ; before }\nmake[2]: *** [scripts/Makefile.build:250: kernel/fork.o] Error 1\n' >"$WORK/fail.log"
+	run lib first_error_line "$WORK/fail.log"
+	[ "$output" = "/t/kernel/fork.c:3:1: error: expected ; before }" ]
+}
+
+@test "the summary table: one row per commit, a column per config, failures with their log" {
+	header=$(bash -c '. "$0/tools/lib.sh"; printf "%s\n" "$RESULTS_TSV_HEADER"' "$KSTACK_ROOT")
+	{
+		printf '%s\n' "$header"
+		printf '0\taaa\tbase: Import\tx86_64\tOK\tyes\t300.4\t2\t0\t2400000\t9000000\t0\t-\t/r/1\t\n'
+		printf '0\taaa\tbase: Import\ti386\tOK\tno\t240\t1\t0\t2000000\t8000000\t0\t-\t/r/2\t\n'
+		printf '1\tbbb\tx86/mm: halve\tx86_64\tOK\tno\t60\t3\t1\t2400100\t9000128\t128\t0/0/1\t/r/3\t\n'
+		printf '1\tbbb\tx86/mm: halve\ti386\tFAIL\tno\t12\t1\t0\t0\t0\t-\t0/0/1\t/r/4\tfork.c:3:1: error: boom\n'
+	} >"$WORK/results.tsv"
+	run "$TOOLS/report" "$WORK/results.tsv" "$WORK/results.md"
+	[ "$status" -eq 0 ]
+	[ "$(head -n 1 <<<"$output" | tr -s ' ')" = "| step | commit | subject | x86_64 | i386 | new warnings | checkpatch E/W/C | build s | text delta (bytes) |" ]
+	grep -qE '^\| 0 +\| aaa +\| base: Import +\| OK \(cached\) +\| OK +\| 0/0 +\| - +\| 300/240 +\| 0/0 +\|$' <<<"$output"
+	grep -qE '^\| 1 +\| bbb +\| x86/mm: halve +\| OK +\| FAIL +\| 1/0 +\| 0/0/1 +\| 60/12 +\| \+128/- +\|$' <<<"$output"
+	[[ "$output" == *"step 1 i386 bbb: build FAIL: fork.c:3:1: error: boom"* ]]
+	[[ "$output" == *"log: /r/4/build.log"* ]]
+	[ "$(cat "$WORK/results.md")" = "$output" ]
+}
+
+@test "the summary table of a boot run: boots, tests, kernel trouble, and the console of a bad boot" {
+	header=$(bash -c '. "$0/tools/lib.sh"; printf "%s\n" "$RESULTS_TSV_HEADER"' "$KSTACK_ROOT")
+	{
+		printf '%s\n' "$header"
+		printf '0\taaa\tbase: Import\tx86_64\tOK\tyes\t300\t2\t0\t2400000\t9000000\t0\t-\t/r/1\t\tGOOD\tyes\t5.2\t5\t0\t0\t0\t/b/1\n'
+		printf '1\tbbb\tx86/mm: halve\tx86_64\tOK\tno\t60\t3\t1\t2400100\t9000128\t128\t0/0/0\t/r/3\t\tBAD\tno\t4.8\t4\t1\t1\t1\t/b/2\n'
+		printf '2\tccc\tx86: broken\tx86_64\tFAIL\tno\t12\t1\t0\t0\t0\t-\t0/0/0\t/r/4\terror: boom\tSKIP\t-\t-\t-\t-\t-\t-\t-\n'
+	} >"$WORK/results.tsv"
+	run "$TOOLS/report" "$WORK/results.tsv"
+	[ "$status" -eq 0 ]
+	[[ "$(head -n 1 <<<"$output" | tr -s ' ')" == *"| boots | tests passed+ failed- | kernel trouble | boot s |" ]]
+	grep -qE '^\| 1 +\| bbb .*\| BAD +\| 4\+1- +\| 1\(1 new\) +\| 4.8 +\|$' <<<"$output"
+	grep -qE '^\| 2 +\| ccc .*\| SKIP +\| - +\| - +\| - +\|$' <<<"$output"
+	[[ "$output" == *"step 1 x86_64 bbb: boot BAD"* ]]
+	[[ "$output" == *"console: /b/2/console.log"* ]]
+	[[ "$output" == *"step 2 x86_64 ccc: build FAIL: error: boom"* ]]
+}

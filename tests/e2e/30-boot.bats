@@ -1,0 +1,49 @@
+#!/usr/bin/env bats
+# End to end: make bisect-boot on the real source with the series in
+# commits/ (each arch's main config), then a rerun that boots nothing, then
+# make bisect on a test series with a commit that panics at boot.
+
+load ../helpers
+
+setup_file() { setup_e2e_series; }
+
+rows() { tail -n +2 "$WORK/results/bisect-boot/results.tsv"; }
+column() { rows | cut -f"$1" | sort -u; }
+
+@test "bisect-boot builds and boots every step on every arch; the guest tests pass" {
+	run "$TOOLS/bisect-boot"
+	echo "$output" >"$WORK/bisect-boot.out"
+	[ "$status" -eq 0 ]
+	[ "$(rows | wc -l)" -eq $((($(git -C "$WORKTREE" rev-list --count kstack-base..HEAD) + 1) * 2)) ]
+	[ "$(column 16)" = GOOD ]
+	[ "$(column 20)" = 0 ]                        # tests failed
+	[ -z "$(rows | awk -F '\t' '$19 < 5')" ]      # at least 5 tests passed per boot
+	[ "$(column 21)" = 0 ]                        # no kernel trouble
+	[[ "$output" == *"| boots "* ]]
+	# the guest measured the kernel stack per thread for each arch
+	for dir in $(rows | cut -f23); do
+		grep -q '^metric kernel_stack_bytes_per_thread=' "$dir/verdict.txt"
+	done
+}
+
+@test "a rerun with nothing changed boots nothing: every verdict is cached" {
+	run "$TOOLS/bisect-boot"
+	[ "$status" -eq 0 ]
+	[ "$(column 17)" = yes ]
+	[ "$(column 6)" = yes ]
+}
+
+@test "bisect finds the commit that panics at boot" {
+	sed -i '/^void __init console_on_rootfs/,/^}/ s/^\tfput(file);$/\tpanic("kstack test: a commit that panics at boot");\n&/' \
+		"$WORKTREE/init/main.c"
+	grep -q 'kstack test: a commit that panics' "$WORKTREE/init/main.c"
+	git -C "$WORKTREE" commit -q -a -m "init: panic at boot, for the bisect test"
+	echo '# kstack bisect test' >>"$WORKTREE/README"
+	git -C "$WORKTREE" commit -q -a -m "README: a harmless change after the bad commit"
+	ARCHES=x86_64 run "$TOOLS/bisect"
+	FORCE=1 "$TOOLS/worktree" 2>/dev/null
+	echo "$output" >"$WORK/bisect.out"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"first bad commit: "*" init: panic at boot, for the bisect test"* ]]
+	[ -z "$(git -C "$WORK/steps" bisect log 2>/dev/null)" ] # bisect was reset
+}
