@@ -133,15 +133,15 @@ EOF
 	header=$(bash -c '. "$0/tools/lib.sh"; printf "%s\n" "$RESULTS_TSV_HEADER"' "$KSTACK_ROOT")
 	{
 		printf '%s\n' "$header"
-		printf '0\taaa\tbase: Import\tx86_64\tOK\tyes\t300\t2\t0\t2400000\t9000000\t0\t-\t/r/1\t\tGOOD\tyes\t5.2\t5\t0\t0\t0\t/b/1\n'
-		printf '1\tbbb\tx86/mm: halve\tx86_64\tOK\tno\t60\t3\t1\t2400100\t9000128\t128\t0/0/0\t/r/3\t\tBAD\tno\t4.8\t4\t1\t1\t1\t/b/2\n'
+		printf '0\taaa\tbase: Import\tx86_64\tOK\tyes\t300\t2\t0\t2400000\t9000000\t0\t-\t/r/1\t\tGOOD\tyes\t5.2\t5\t0\t0\t0\t/b/1\t13000\n'
+		printf '1\tbbb\tx86/mm: halve\tx86_64\tOK\tno\t60\t3\t1\t2400100\t9000128\t128\t0/0/0\t/r/3\t\tBAD\tno\t4.8\t4\t1\t1\t1\t/b/2\t12500\n'
 		printf '2\tccc\tx86: broken\tx86_64\tFAIL\tno\t12\t1\t0\t0\t0\t-\t0/0/0\t/r/4\terror: boom\tSKIP\t-\t-\t-\t-\t-\t-\t-\n'
 	} >"$WORK/results.tsv"
 	run "$TOOLS/report" "$WORK/results.tsv"
 	[ "$status" -eq 0 ]
-	[[ "$(head -n 1 <<<"$output" | tr -s ' ')" == *"| boots | tests passed+ failed- | kernel trouble | boot s |" ]]
-	grep -qE '^\| 1 +\| bbb .*\| BAD +\| 4\+1- +\| 1\(1 new\) +\| 4.8 +\|$' <<<"$output"
-	grep -qE '^\| 2 +\| ccc .*\| SKIP +\| - +\| - +\| - +\|$' <<<"$output"
+	[[ "$(head -n 1 <<<"$output" | tr -s ' ')" == *"| boots | tests passed+ failed- | kernel trouble | least stack left (bytes) | boot s |" ]]
+	grep -qE '^\| 1 +\| bbb .*\| BAD +\| 4\+1- +\| 1\(1 new\) +\| 12500 +\| 4.8 +\|$' <<<"$output"
+	grep -qE '^\| 2 +\| ccc .*\| SKIP +\| - +\| - +\| - +\| - +\|$' <<<"$output"
 	[[ "$output" == *"step 1 x86_64 bbb: boot BAD"* ]]
 	[[ "$output" == *"console: /b/2/console.log"* ]]
 	[[ "$output" == *"step 2 x86_64 ccc: build FAIL: error: boom"* ]]

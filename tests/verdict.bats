@@ -11,11 +11,19 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"verdict=GOOD"* ]]
 	[[ "$output" == *"userspace=yes"* ]]
-	[[ "$output" == *"uptime_at_userspace=2.25"* ]]
+	[[ "$output" == *"uptime_at_userspace=2.32"* ]]
 	[[ "$output" == *"tests_passed=5"* ]]
 	[[ "$output" == *"tests_failed=0"* ]]
 	[[ "$output" == *"metric kernel_stack_bytes_per_thread=16404"* ]]
 	[[ "$output" == *"finished=yes"* ]]
+	[[ "$output" == *"least_stack_bytes_left=13488"* ]]
+}
+
+@test "an i386 boot reads the same way" {
+	run "$TOOLS/verdict" "$FIX/clean-i386.log"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"metric kernel_stack_bytes_per_thread=8192"* ]]
+	[[ "$output" == *"least_stack_bytes_left=5888"* ]]
 }
 
 @test "what the console says after power-off does not count" {

@@ -424,7 +424,7 @@ result_field() { sed -n "s/^$2=//p" "$1/result"; }
 RESULTS_TSV_HEADER=$(printf '%s\t' step commit subject config status cached seconds \
 	warnings new_warnings bzimage_bytes text_bytes text_delta checkpatch result_dir \
 	first_error boot boot_cached boot_seconds tests_passed tests_failed \
-	kernel_trouble new_kernel_trouble boot_dir | sed 's/\t$//')
+	kernel_trouble new_kernel_trouble boot_dir least_stack_bytes_left | sed 's/\t$//')
 
 # prepare_run_dir NAME: a new folder for this run's results and logs.
 prepare_run_dir() {
@@ -565,7 +565,7 @@ ensure_image() {
 	fi
 	install -m 0755 "$GUEST_DIR/kstack-init" "$tmp/root/sbin/kstack-init"
 	rm -rf "$tmp"/root/var/cache/apt/archives/*.deb "$tmp"/root/var/lib/apt/lists/*
-	mkfs.ext4 -q -F -L kstack-root -d "$tmp/root" "$tmp/root.img" "$(recipe_field size)"
+	mkfs.ext4 -q -F -L kstack-root -d "$tmp/root" "$tmp/root.img" "$(recipe_field size)" >/dev/null
 	rm -f "$img.recipe"
 	mv "$tmp/root.img" "$img"
 	printf '%s\n' "$hash" >"$img.recipe"
@@ -630,7 +630,7 @@ ensure_payload() {
 	git --git-dir="$BASE_REPO" show "$BASE_TAG:tools/testing/selftests/kselftest.h" >"$stage/include/kselftest.h"
 	local src
 	for src in "$GUEST_DIR"/tests/*.c; do
-		gcc "${guest_cflags[@]}" -static -O2 -Wall -pthread -I"$stage/include" \
+		gcc "${guest_cflags[@]}" -static -O2 -Wall -Werror -pthread -I"$stage/include" \
 			-o "$stage/tests/$(basename "$src" .c)" "$src" >&2 ||
 			die "the guest test $src does not build for $arch" \
 				"(gcc ${guest_cflags[*]} -static; i386 needs gcc-multilib)"
@@ -678,12 +678,11 @@ detect_accel() {
 
 # boot_kernel ARCH KERNEL PAYLOAD TREE RESULT_DIR: boot KERNEL on the root
 # image with the payload disk, console to RESULT_DIR/console.log, killed at
-# BOOT_TIMEOUT; then the verdict (tools/verdict) in RESULT_DIR/verdict.txt
-# and a result file (status GOOD/BAD/TIMEOUT, seconds, tests, trouble).
-# Written atomically. Returns 0 when GOOD.
+# BOOT_TIMEOUT, how it ran in boot.info (written atomically with the log);
+# then its verdict (boot_verdict). Returns 0 when GOOD.
 boot_kernel() {
 	local arch=$1 kernel=$2 payload=$3 tree=$4 result_dir=$5
-	local tmp=$result_dir.tmp.$$ accel start rc=0 timed_out=()
+	local tmp=$result_dir.tmp.$$ accel start rc=0
 	load_arch "$arch"
 	rm -rf "$tmp" && mkdir -p "$tmp"
 	accel=$(detect_accel "$arch" "$kernel")
@@ -697,19 +696,29 @@ boot_kernel() {
 		-drive "file=$(image_path "$arch"),if=virtio,format=raw,snapshot=on" \
 		-drive "file=$payload,if=virtio,format=raw,readonly=on" \
 		</dev/null >"$tmp/console.log" 2>&1 || rc=$?
-	local seconds
-	seconds=$(elapsed_since "$start")
-	[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || timed_out=(--timed-out)
-	local vstatus=0
-	"$KSTACK_ROOT/tools/verdict" "$tmp/console.log" "${timed_out[@]}" >"$tmp/verdict.txt" 2>&1 || vstatus=$?
-	{
-		sed -n 's/^verdict=/status=/p' "$tmp/verdict.txt"
-		printf 'seconds=%s\naccel=%s\nqemu_exit=%s\n' "$seconds" "$accel" "$rc"
-		grep -E '^(tests_passed|tests_failed|kernel_trouble|uptime_at_userspace)=' "$tmp/verdict.txt"
-	} >"$tmp/result"
-	grep -q '^status=' "$tmp/result" || printf 'status=BAD\n' >>"$tmp/result"
+	printf 'seconds=%s\naccel=%s\nqemu_exit=%s\n' "$(elapsed_since "$start")" "$accel" "$rc" >"$tmp/boot.info"
 	rm -rf "$result_dir"
 	mv "$tmp" "$result_dir"
+	boot_verdict "$result_dir"
+}
+
+# boot_verdict DIR: (re)read DIR/console.log with tools/verdict into
+# verdict.txt and result (status GOOD/BAD/TIMEOUT, seconds, tests, trouble).
+# Cheap, so a cached boot is read again by the current parser. Returns 0
+# when GOOD.
+boot_verdict() {
+	local dir=$1 timed_out=() vstatus=0 rc
+	rc=$(sed -n 's/^qemu_exit=//p' "$dir/boot.info")
+	[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || timed_out=(--timed-out)
+	"$KSTACK_ROOT/tools/verdict" "$dir/console.log" "${timed_out[@]}" >"$dir/verdict.txt.tmp" 2>&1 || vstatus=$?
+	{
+		sed -n 's/^verdict=/status=/p' "$dir/verdict.txt.tmp"
+		cat "$dir/boot.info"
+		grep -E '^(tests_passed|tests_failed|kernel_trouble|uptime_at_userspace|least_stack_bytes_left)=' "$dir/verdict.txt.tmp"
+	} >"$dir/result.tmp"
+	grep -q '^status=' "$dir/result.tmp" || printf 'status=BAD\n' >>"$dir/result.tmp"
+	mv "$dir/verdict.txt.tmp" "$dir/verdict.txt"
+	mv "$dir/result.tmp" "$dir/result"
 	[ "$vstatus" -eq 0 ]
 }
 
@@ -770,10 +779,12 @@ step_boot() {
 	payload=$(ensure_payload "$arch")
 	boot_dir=$RESULTS/boot/$(boot_key "$(basename "$build_dir")" "$arch" "$payload")
 	STEP_CACHED=yes
-	if [ ! -f "$boot_dir/result" ] || [ "${FORCE:-0}" = 1 ]; then
+	if [ ! -f "$boot_dir/boot.info" ] || [ "${FORCE:-0}" = 1 ]; then
 		STEP_CACHED=no
 		tree=$(git --git-dir="$BASE_REPO" rev-parse --short=12 "$commit^{tree}")
 		boot_kernel "$arch" "$build_dir/bzImage" "$payload" "$tree" "$boot_dir" || true
+	else
+		boot_verdict "$boot_dir" || true
 	fi
 	STEP_RESULT=$boot_dir
 }
@@ -814,7 +825,7 @@ bisect_steps() {
 	start=$(now)
 	local -A prev_warnings prev_trouble base_text
 	local k commit subject short checkpatch config build_dir build_cached status new text delta
-	local boot boot_cached boot_dir boot_fields new_trouble
+	local boot boot_cached boot_dir boot_fields new_trouble least_left
 	for k in "${!steps[@]}"; do
 		commit=${steps[$k]}
 		subject=$(git --git-dir="$BASE_REPO" log -1 --format=%s "$commit")
@@ -840,7 +851,7 @@ bisect_steps() {
 			if [ "$status" = OK ] && [ "${base_text[$config]:-0}" -gt 0 ]; then
 				delta=$((text - base_text[$config]))
 			fi
-			boot=- boot_cached=- boot_dir=- boot_fields=(- - - - -)
+			boot=- boot_cached=- boot_dir=- boot_fields=(- - - - -) least_left=-
 			if [ "$mode" = boot ] && [ "$status" = OK ]; then
 				step_boot "$commit" "$config" "$build_dir"
 				boot_dir=$STEP_RESULT boot_cached=$STEP_CACHED
@@ -853,6 +864,7 @@ bisect_steps() {
 					new_trouble=$(grep -c . "$run_dir/trouble.$n" || true)
 				fi
 				prev_trouble[$config]=$run_dir/trouble.$n
+				least_left=$(result_field "$boot_dir" least_stack_bytes_left)
 				boot_fields=("$(result_field "$boot_dir" seconds)" "$(result_field "$boot_dir" tests_passed)"
 					"$(result_field "$boot_dir" tests_failed)" "$(result_field "$boot_dir" kernel_trouble)" "$new_trouble")
 				say "      boot $boot$([ "$boot_cached" = yes ] && echo ' (cached)' || echo " in ${boot_fields[0]} s"): ${boot_fields[1]} tests passed, ${boot_fields[2]} failed"
@@ -865,7 +877,7 @@ bisect_steps() {
 				"$(result_field "$build_dir" seconds)" "$(result_field "$build_dir" warnings)" \
 				"$new" "$(result_field "$build_dir" bzimage_bytes)" "$text" "$delta" \
 				"$checkpatch" "$build_dir" "$(result_field "$build_dir" first_error)" \
-				"$boot" "$boot_cached" "${boot_fields[@]}" "$boot_dir" |
+				"$boot" "$boot_cached" "${boot_fields[@]}" "$boot_dir" "${least_left:--}" |
 				paste -s -d '\t' >>"$tsv"
 		done
 	done

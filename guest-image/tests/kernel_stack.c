@@ -50,7 +50,7 @@ TEST(kernel_stack_bytes_per_thread)
 	long before, after, per_thread, want;
 	int i, started = 0;
 
-	ASSERT_NE(NULL, want_env) TH_LOG("kstack_thread_size= missing from the command line");
+	ASSERT_TRUE(want_env != NULL) TH_LOG("kstack_thread_size= missing from the command line");
 	want = atol(want_env);
 	ASSERT_EQ(0, pipe(block_fds));
 	before = kernel_stack_kb();

@@ -17,11 +17,11 @@ TEST(booted_kernel_is_the_one_built)
 	char want[64];
 	struct utsname uts;
 
-	ASSERT_NE(NULL, tree) TH_LOG("kstack_tree= missing from the kernel command line");
+	ASSERT_TRUE(tree != NULL) TH_LOG("kstack_tree= missing from the kernel command line");
 	ASSERT_EQ(0, uname(&uts));
 	snprintf(want, sizeof(want), "kstack %s", tree);
 	TH_LOG("uname -r: %s, uname -v: %s", uts.release, uts.version);
-	EXPECT_NE(NULL, strstr(uts.version, want))
+	EXPECT_TRUE(strstr(uts.version, want) != NULL)
 		TH_LOG("version '%s' does not name tree %s", uts.version, tree);
 }
 
