@@ -894,5 +894,10 @@ lock_work() {
 	exec 9>"$WORK/.run.lock"
 	flock -n 9 || die "another kstack build or boot is running on $WORK" \
 		"Wait for it to finish (or stop it), then run this again."
+	# Results are written to a .tmp folder and renamed when complete, so a
+	# stop in the middle leaves nothing that the next run would trust.
+	# (fd 8: the stderr of the run, not of the step being logged when it stops)
+	exec 8>&2
+	trap 'say "interrupted: nothing half-done is kept; run again to go on" 2>&8; exit 130' INT TERM
 	rm -rf "$RESULTS"/build/*.tmp.* "$RESULTS"/boot/*.tmp.* "$RESULTS"/checkpatch/*.tmp.*
 }

@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# tools/bisect-build on the fake kernel, whose "kbuild" compiles one C file
+# with the real compiler: per-step results, caching by tree, failing steps,
+# new warnings, checkpatch counts, and an interrupted run.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() { setup_fake_kernel_file; }
+
+setup() {
+	setup_test_work
+	export CCACHE_DISABLE=1 ARCHES=x86_64
+	"$TOOLS/worktree" 2>/dev/null
+	commit_change kernel/fork.c 's/return 3;/return 33;/' "kernel: make step 3 return 33"
+	commit_change kernel/fork.c 's/return 4;/return 44;/' "kernel: make step 4 return 44"
+}
+
+tsv() { tail -n +2 "$WORK/results/bisect-build/results.tsv"; }
+field() { tsv | awk -F '\t' -v s="$1" -v c="$2" '$1 == s { print $c }'; }
+
+@test "every step builds, base first, with a row per step and the table" {
+	run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+	[ "$(tsv | wc -l)" -eq 3 ]
+	[ "$(tsv | cut -f5 | sort -u)" = OK ]
+	[ "$(field 0 3)" = "base: Import kstack-fake-kernel unknown" ]
+	[ "$(field 2 3)" = "kernel: make step 4 return 44" ]
+	[[ "$output" == *"[1/3] x86_64 "*"base: Import"* ]]
+	[[ "$output" == *"[3/3] x86_64 "*"kernel: make step 4 return 44"* ]]
+	grep -q '^| step | commit' "$WORK/results/bisect-build/results.md"
+	# the user's worktree was not touched: still on its branch, clean
+	[ "$(git -C "$WORKTREE" symbolic-ref --short HEAD)" = kstack-test ]
+	[ -z "$(git -C "$WORKTREE" status --porcelain)" ]
+}
+
+@test "a rerun builds nothing; a changed tip rebuilds only the tip; FORCE=1 rebuilds all" {
+	"$TOOLS/bisect-build" 2>/dev/null
+	run "$TOOLS/bisect-build"
+	[ "$(tsv | cut -f6 | sort -u)" = yes ]
+	git -C "$WORKTREE" commit -q --amend -a -m "kernel: make step 4 return 44, reworded"
+	run "$TOOLS/bisect-build"
+	[ "$(tsv | cut -f6 | tr '\n' ' ')" = "yes yes yes " ] # same tree: still cached
+	commit_change kernel/fork.c 's/return 5;/return 55;/' "kernel: step 5"
+	git -C "$WORKTREE" reset -q --soft HEAD~2 && git -C "$WORKTREE" commit -q -m "kernel: steps 4 and 5"
+	run "$TOOLS/bisect-build"
+	[ "$(tsv | cut -f6 | tr '\n' ' ')" = "yes yes no " ]
+	FORCE=1 run "$TOOLS/bisect-build"
+	[ "$(tsv | cut -f6 | sort -u)" = no ]
+}
+
+@test "a step that does not compile is FAIL with its error line and log; later steps still build" {
+	commit_change kernel/fork.c 's/return 7;/return 7 +;/' "kernel: break step 7"
+	commit_change kernel/fork.c 's/return 7 +;/return 7;/' "kernel: fix step 7"
+	run "$TOOLS/bisect-build"
+	[ "$status" -eq 1 ]
+	[ "$(field 3 5)" = FAIL ]
+	[[ "$(field 3 15)" == *"kernel/fork.c:7:"*"error: expected expression before"* ]]
+	[ "$(field 4 5)" = OK ]
+	[[ "$output" == *"step 3 x86_64 "*": build FAIL: "*"kernel/fork.c:7"* ]]
+	[[ "$output" == *"log: $(field 3 14)/build.log"* ]]
+	[[ "$output" == *"1 of 5 steps failed"* ]]
+}
+
+@test "a new warning is counted on the step that adds it, not on the steps after" {
+	commit_change kernel/fork.c 's/int fork_step_9(void) { return 9; }/int fork_step_9(void) { int unused; return 9; }/' \
+		"kernel: an unused variable"
+	commit_change kernel/fork.c '1i /* moved down one line */' "kernel: move the code"
+	run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+	[ "$(field 3 9)" = 1 ]
+	[ "$(field 4 9)" = 0 ] # the same warning on another line is not new
+	[ "$(field 4 8)" = 1 ]
+}
+
+@test "checkpatch counts are per commit, none for the base" {
+	commit_change kernel/fork.c 's/return 8;/return 8; \/* FIXME *\//' "kernel: leave a FIXME"
+	run "$TOOLS/bisect-build"
+	[ "$(field 0 13)" = - ]
+	[ "$(field 1 13)" = 0/0/0 ]
+	[ "$(field 3 13)" = 0/0/1 ]
+}
+
+# interruptible COMMAND...: run COMMAND in a process group of its own with
+# SIGINT at its default (a background job of a script starts with it ignored),
+# as Ctrl-C in a terminal would find it.
+interruptible() { exec setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' "$@"; }
+
+@test "an interrupted run leaves nothing trusted: the next run builds the interrupted step" {
+	FAKE_BUILD_SLEEP=30 interruptible "$TOOLS/bisect-build" >"$WORK/first.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 1 100); do
+		compgen -G "$WORK/results/build/*.tmp.*" >/dev/null && break
+		sleep 0.1
+	done
+	kill -INT -- "-$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 130 ]
+	[[ "$(cat "$WORK/first.log")" == *"interrupted"* ]]
+	[ -z "$(compgen -G "$WORK/results/build/*/result")" ] # nothing finished, nothing trusted
+	run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+	[ "$(tsv | cut -f6 | sort -u)" = no ]
+	[ -z "$(compgen -G "$WORK/results/build/*.tmp.*")" ]
+}
+
+@test "a second run while one is going is refused" {
+	FAKE_BUILD_SLEEP=30 interruptible "$TOOLS/bisect-build" >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 1 100); do
+		compgen -G "$WORK/results/build/*.tmp.*" >/dev/null && break
+		sleep 0.1
+	done
+	run "$TOOLS/bisect-build"
+	kill -INT -- "-$pid"
+	wait "$pid" || true
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"another kstack build or boot is running on $WORK"* ]]
+}
+
+@test "both arches: a column per config in the table" {
+	ARCHES="x86_64 i386" run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+	[ "$(tsv | wc -l)" -eq 6 ]
+	[[ "$(head -n 1 "$WORK/results/bisect-build/results.md")" == *"| x86_64 | i386 |"* ]]
+}
