@@ -125,3 +125,23 @@ interruptible() { exec setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' "$@"; 
 	[ "$(tsv | wc -l)" -eq 6 ]
 	[[ "$(head -n 1 "$WORK/results/bisect-build/results.md")" == *"| x86_64 | i386 |"* ]]
 }
+
+@test "make build: a clean worktree is its HEAD step (cached), edits are built in place" {
+	"$TOOLS/bisect-build" 2>/dev/null
+	run "$TOOLS/build"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"x86_64     OK (cached)"* ]]
+	sed -i 's/return 6;/return 66;/' "$WORKTREE/kernel/fork.c"
+	run "$TOOLS/build"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"building the worktree with its uncommitted edits"* ]]
+	[[ "$output" == *"kernel: $WORK/results/tip/x86_64/bzImage"* ]]
+}
+
+@test "make boot: a worktree that does not build exits 125, as git bisect run wants" {
+	sed -i 's/return 6;/return 6 +;/' "$WORKTREE/kernel/fork.c"
+	run "$TOOLS/boot"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"== x86_64: did not build: "*"kernel/fork.c:6:"*"error:"* ]]
+	[[ "$output" == *"log: $WORK/results/tip/x86_64/build.log"* ]]
+}

@@ -901,3 +901,33 @@ lock_work() {
 	trap 'say "interrupted: nothing half-done is kept; run again to go on" 2>&8; exit 130' INT TERM
 	rm -rf "$RESULTS"/build/*.tmp.* "$RESULTS"/boot/*.tmp.* "$RESULTS"/checkpatch/*.tmp.*
 }
+
+# worktree_build CONFIG: build the user's worktree for CONFIG; STEP_RESULT
+# is the result folder, STEP_CACHED says whether it was built now. A clean
+# worktree is built as its HEAD commit (cached by tree, in the steps
+# worktree); one with uncommitted edits is built as it is, in build/tip.
+worktree_build() {
+	if [ -z "$(worktree_dirt)" ]; then
+		step_build "$(wt_git rev-parse HEAD)" "$1"
+	else
+		STEP_CACHED=no
+		STEP_RESULT=$RESULTS/tip/$1
+		build_step "$WORKTREE" "$WORK/build/tip/$1" "$1" "$STEP_RESULT" >&2 || true
+	fi
+}
+
+# worktree_boot CONFIG BUILD_DIR: boot what worktree_build gave (cached
+# when the worktree is clean); STEP_RESULT is the boot folder.
+worktree_boot() {
+	local config=$1 build_dir=$2 arch
+	if [ -z "$(worktree_dirt)" ]; then
+		step_boot "$(wt_git rev-parse HEAD)" "$config" "$build_dir"
+	else
+		arch=$(arch_of "$config")
+		ensure_image "$arch"
+		STEP_CACHED=no
+		STEP_RESULT=$build_dir/boot
+		boot_kernel "$arch" "$build_dir/bzImage" "$(ensure_payload "$arch")" \
+			"$(wt_git rev-parse --short=12 'HEAD^{tree}')" "$STEP_RESULT" || true
+	fi
+}

@@ -33,6 +33,13 @@ column() { rows | cut -f"$1" | sort -u; }
 	[ "$(column 6)" = yes ]
 }
 
+@test "make boot on the clean worktree gives the tip's verdict from the cache, exit 0" {
+	run "$TOOLS/boot"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"== i386: GOOD (cached)"* ]]
+	[[ "$output" == *"== x86_64: GOOD (cached)"* ]]
+}
+
 @test "bisect finds the commit that panics at boot" {
 	sed -i '/^void __init console_on_rootfs/,/^}/ s/^\tfput(file);$/\tpanic("kstack test: a commit that panics at boot");\n&/' \
 		"$WORKTREE/init/main.c"
