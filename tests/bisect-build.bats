@@ -10,7 +10,7 @@ setup_file() { setup_fake_kernel_file; }
 
 setup() {
 	setup_test_work
-	export CCACHE_DISABLE=1 ARCHES=x86_64
+	export CCACHE_DISABLE=1 ARCHES=x86_64 CONFIGS=x86_64
 	"$TOOLS/worktree" 2>/dev/null
 	commit_change kernel/fork.c 's/return 3;/return 33;/' "kernel: make step 3 return 33"
 	commit_change kernel/fork.c 's/return 4;/return 44;/' "kernel: make step 4 return 44"
@@ -120,7 +120,7 @@ interruptible() { exec setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' "$@"; 
 }
 
 @test "both arches: a column per config in the table" {
-	ARCHES="x86_64 i386" run "$TOOLS/bisect-build"
+	ARCHES="x86_64 i386" CONFIGS="x86_64 i386" run "$TOOLS/bisect-build"
 	[ "$status" -eq 0 ]
 	[ "$(tsv | wc -l)" -eq 6 ]
 	[[ "$(head -n 1 "$WORK/results/bisect-build/results.md")" == *"| x86_64 | i386 |"* ]]
@@ -144,4 +144,12 @@ interruptible() { exec setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' "$@"; 
 	[ "$status" -eq 125 ]
 	[[ "$output" == *"== x86_64: did not build: "*"kernel/fork.c:6:"*"error:"* ]]
 	[[ "$output" == *"log: $WORK/results/tip/x86_64/build.log"* ]]
+}
+
+@test "the test modules are built against each step and kept with its kernel" {
+	run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+	for dir in $(tsv | cut -f14); do
+		[ -f "$dir/modules/kstack_irqstack.ko" ]
+	done
 }

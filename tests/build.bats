@@ -80,7 +80,7 @@ make_kconfig_fixture() {
 	sed -i 's/^configs=.*/configs=(x86_64 x86_64-tiny)/' "$WORK/configs/x86_64.arch"
 	CONFIGS_DIR=$WORK/configs run lib config_fragments x86_64-tiny
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"config x86_64-tiny needs the fragment configs/tiny.config, which is missing"* ]]
+	[[ "$output" == *"config x86_64-tiny needs the fragment configs/x86_64-tiny.config, which is missing"* ]]
 	CONFIGS_DIR=$WORK/configs run lib config_fragments x86_64
 	[ "$status" -eq 0 ]
 	[ "$output" = "$WORK/configs/guest.config

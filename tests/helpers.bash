@@ -47,6 +47,8 @@ all:
 	$(CC) -Wall -c -o $(O)/fork.o kernel/fork.c
 	cp $(O)/fork.o $(O)/vmlinux
 	cp $(O)/vmlinux $(O)/arch/x86/boot/bzImage
+modules:
+	for f in $(M)/*.c; do cp $$f $${f%.c}.ko; done
 MAKEFILE
 	cat >"$src/scripts/kconfig/merge_config.sh" <<'SCRIPT'
 #!/bin/sh

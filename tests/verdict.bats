@@ -90,3 +90,12 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 	[[ "$output" == *"no console log at"* ]]
 	[[ "$output" != *"verdict="* ]]
 }
+
+@test "the series' boot line about stack sizes becomes metrics" {
+	sed 's/^Run \/sbin\/kstack-init as init process$/x86: 8 KiB task stacks, 16 KiB IRQ stacks\n&/' \
+		"$FIX/clean-x86_64.log" >"$BATS_TEST_TMPDIR/sizes.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/sizes.log"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"metric task_stack_kib=8"* ]]
+	[[ "$output" == *"metric irq_stack_kib=16"* ]]
+}

@@ -289,12 +289,13 @@ selected_configs() {
 	printf '%s\n' "${wanted[@]}"
 }
 
-# config_fragments CONFIG: the fragment files of a config, in merge order.
+# config_fragments CONFIG: the fragment files of a config, in merge order:
+# the arch's, then for a config ARCH-VARIANT its own, ARCH-VARIANT.config.
 config_fragments() {
 	local config=$1 name
 	load_arch "$(arch_of "$config")"
 	local names=("${fragments[@]}")
-	[ "$config" = "$(arch_of "$config")" ] || names+=("${config#*-}.config")
+	[ "$config" = "$(arch_of "$config")" ] || names+=("$config.config")
 	for name in "${names[@]}"; do
 		[ -f "$CONFIGS_DIR/$name" ] || die "config $config needs the fragment configs/$name, which is missing" \
 			"Fragments there: $(cd "$CONFIGS_DIR" && printf '%s ' ./*.config | sed 's#\./##g')"
@@ -315,6 +316,8 @@ config_identity() {
 		printf '== %s\n' "$(basename "$fragment")"
 		cat "$fragment"
 	done < <(config_fragments "$config")
+	printf '== test modules\n'
+	cat "$GUEST_DIR"/modules/* 2>/dev/null || true
 	gcc --version | head -n 1
 	ld --version | head -n 1
 	make --version | head -n 1
@@ -391,6 +394,9 @@ build_step() {
 	elif ! kernel_make "$src" "$o" "$config" all >"$tmp/build.log" 2>&1; then
 		status=FAIL
 		first_error=$(first_error_line "$tmp/build.log")
+	elif ! build_test_modules "$src" "$o" "$config" "$tmp" >>"$tmp/build.log" 2>&1; then
+		status=FAIL
+		first_error="test modules: $(first_error_line "$tmp/build.log")"
 	fi
 	seconds=$(elapsed_since "$start")
 	[ -f "$o/kstack-config-check.txt" ] && cp "$o/kstack-config-check.txt" "$tmp/config-check.txt"
@@ -412,6 +418,20 @@ build_step() {
 	rm -rf "$result_dir"
 	mv "$tmp" "$result_dir"
 	[ "$status" = OK ]
+}
+
+# build_test_modules SRC O CONFIG RESULT_TMP: build guest-image/modules
+# against the kernel just built in O (a copy: kbuild writes into M=) and
+# keep the .ko files in RESULT_TMP/modules, for the guest to insmod.
+build_test_modules() {
+	local src=$1 o=$2 config=$3 tmp=$4
+	mkdir -p "$tmp/modules"
+	compgen -G "$GUEST_DIR/modules/*.c" >/dev/null || return 0
+	rm -rf "$tmp/modules-src"
+	cp -r "$GUEST_DIR/modules" "$tmp/modules-src"
+	kernel_make "$src" "$o" "$config" M="$tmp/modules-src" modules || return 1
+	cp "$tmp"/modules-src/*.ko "$tmp/modules/"
+	rm -rf "$tmp/modules-src"
 }
 
 # result_field DIR KEY: a field of a result written by build_step.
@@ -612,16 +632,17 @@ check_payload_arch() {
 }
 
 # ensure_payload ARCH: build the guest tests of ARCH (static, with the
-# kernel's kselftest_harness.h from the base) into a small ext4 image;
-# prints its path. Cached by payload_hash.
+# kernel's kselftest_harness.h from the base) into a folder with the guest's
+# runner; prints its path. Cached by payload_hash. boot_kernel puts it, with
+# the test modules of the kernel booted, on the guest's second disk.
 ensure_payload() {
-	local arch=$1 hash dir img stage
+	local arch=$1 hash dir payload stage
 	hash=$(payload_hash "$arch")
 	load_arch "$arch"
 	dir=$WORK/payload/$arch
-	img=$dir/payload-$hash.img
-	if [ -f "$img" ]; then
-		printf '%s\n' "$img"
+	payload=$dir/payload-$hash
+	if [ -d "$payload" ]; then
+		printf '%s\n' "$payload"
 		return 0
 	fi
 	stage=$dir/stage.$$
@@ -638,10 +659,8 @@ ensure_payload() {
 	rm -rf "$stage/include"
 	install -m 0755 "$GUEST_DIR/run-tests" "$stage/run"
 	check_payload_arch "$stage" "$arch"
-	mkfs.ext4 -q -F -L kstack-payload -d "$stage" "$img.tmp" 64M >/dev/null
-	mv "$img.tmp" "$img"
-	rm -rf "$stage"
-	printf '%s\n' "$img"
+	mv "$stage" "$payload"
+	printf '%s\n' "$payload"
 }
 
 # detect_accel ARCH KERNEL: kvm when a quick probe boots KERNEL under KVM
@@ -676,6 +695,23 @@ detect_accel() {
 	printf '%s\n' "$answer"
 }
 
+# task_stack_bytes_of BUILD_DIR ARCH: the task stack size a build has: from
+# its .config's CONFIG_X86_TASK_STACK_ORDER (plus KASAN's order on x86_64)
+# where the tree has the option, else the arch's stock size.
+task_stack_bytes_of() {
+	local config=$1/config order
+	load_arch "$2"
+	order=$(sed -n 's/^CONFIG_X86_TASK_STACK_ORDER=//p' "$config" 2>/dev/null)
+	if [ -z "$order" ]; then
+		printf '%s\n' "$task_stack_bytes"
+		return
+	fi
+	if [ "$kernel_arch" = x86_64 ] && grep -q '^CONFIG_KASAN=y' "$config"; then
+		order=$((order + 1))
+	fi
+	printf '%s\n' "$((4096 << order))"
+}
+
 # boot_kernel ARCH KERNEL PAYLOAD TREE RESULT_DIR: boot KERNEL on the root
 # image with the payload disk, console to RESULT_DIR/console.log, killed at
 # BOOT_TIMEOUT, how it ran in boot.info (written atomically with the log);
@@ -687,15 +723,24 @@ boot_kernel() {
 	rm -rf "$tmp" && mkdir -p "$tmp"
 	accel=$(detect_accel "$arch" "$kernel")
 	local cmdline="console=$console root=/dev/vda rw init=/sbin/kstack-init panic=-1"
-	cmdline+=" kstack_tree=$tree kstack_thread_size=$task_stack_bytes"
+	cmdline+=" kstack_tree=$tree kstack_thread_size=$(task_stack_bytes_of "$(dirname "$kernel")" "$arch")"
+	cmdline+=" kstack_stock_thread_size=$task_stack_bytes"
 	printf '%s -accel %s %s -kernel %s -append "%s"\n' "$qemu_binary" "$accel" \
 		"${qemu_args[*]}" "$kernel" "$cmdline" >"$tmp/qemu-command"
+	# The second disk: the payload, and the test modules of this kernel.
+	cp -r "$payload" "$tmp/payload"
+	if [ -d "$(dirname "$kernel")/modules" ]; then
+		cp -r "$(dirname "$kernel")/modules" "$tmp/payload/modules"
+	fi
+	mkfs.ext4 -q -F -L kstack-payload -d "$tmp/payload" "$tmp/payload.img" 64M >/dev/null
+	rm -rf "$tmp/payload"
 	start=$(now)
 	timeout --kill-after=5 "$BOOT_TIMEOUT" "$qemu_binary" -accel "$accel" "${qemu_args[@]}" \
 		-nographic -no-reboot -kernel "$kernel" -append "$cmdline" \
 		-drive "file=$(image_path "$arch"),if=virtio,format=raw,snapshot=on" \
-		-drive "file=$payload,if=virtio,format=raw,readonly=on" \
+		-drive "file=$tmp/payload.img,if=virtio,format=raw,readonly=on" \
 		</dev/null >"$tmp/console.log" 2>&1 || rc=$?
+	rm -f "$tmp/payload.img"
 	printf 'seconds=%s\naccel=%s\nqemu_exit=%s\n' "$(elapsed_since "$start")" "$accel" "$rc" >"$tmp/boot.info"
 	rm -rf "$result_dir"
 	mv "$tmp" "$result_dir"
@@ -730,12 +775,15 @@ build_key() {
 }
 
 # boot_key BUILD_KEY ARCH PAYLOAD: the cache key of booting a build: the
-# kernel, the image recipe, the test payload, and how QEMU is run.
+# kernel, the image recipe, the test payload, and how QEMU is run (the
+# arch's settings and the code of boot_kernel itself).
 boot_key() {
 	load_arch "$2"
-	printf '%s\n' "$1" "$(image_recipe_hash "$2")" "$(basename "$3")" "$qemu_binary" \
-		"${qemu_args[*]}" "$console" "$task_stack_bytes" "$BOOT_TIMEOUT" "${ACCEL:-auto}" |
-		sha256sum | cut -c1-16
+	{
+		printf '%s\n' "$1" "$(image_recipe_hash "$2")" "$(basename "$3")" "$qemu_binary" \
+			"${qemu_args[*]}" "$console" "$task_stack_bytes" "$BOOT_TIMEOUT" "${ACCEL:-auto}"
+		declare -f boot_kernel task_stack_bytes_of
+	} | sha256sum | cut -c1-16
 }
 
 # trouble_keys VERDICT: the kernel trouble of a boot, one a line, keyed by

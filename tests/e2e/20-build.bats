@@ -22,7 +22,7 @@ steps() { echo $(($(git -C "$WORKTREE" rev-list --count kstack-base..HEAD) + 1))
 	[ -z "$(tail -n +2 "$tsv" | awk -F '\t' '$10 < 1000000 || $11 < 1000000')" ]
 	# progress lines and the table's header
 	[[ "$output" == *"[1/$(($(steps) * 2))] i386"* ]]
-	[[ "$output" == *"| step | commit"*"| i386 "*"| x86_64 "* ]]
+	[[ "$output" == *"| step | commit"*"| i386-small "*"| x86_64-small "* ]]
 	# checkpatch ran on every commit but the base
 	[ -z "$(awk -F '\t' 'NR > 1 && $1 != 0 && $13 !~ /^[0-9]+\/[0-9]+\/[0-9]+$/' "$tsv")" ]
 }

@@ -36,8 +36,8 @@ column() { rows | cut -f"$1" | sort -u; }
 @test "make boot on the clean worktree gives the tip's verdict from the cache, exit 0" {
 	run "$TOOLS/boot"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"== i386: GOOD (cached)"* ]]
-	[[ "$output" == *"== x86_64: GOOD (cached)"* ]]
+	[[ "$output" == *"== i386-small: GOOD (cached)"* ]]
+	[[ "$output" == *"== x86_64-small: GOOD (cached)"* ]]
 }
 
 @test "bisect finds the commit that panics at boot" {
