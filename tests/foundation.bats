@@ -21,6 +21,18 @@ setup() { setup_test_work; }
 	[ "$(git --git-dir="$BASE_REPO" ls-tree kstack-base Documentation/README.link | cut -c1-6)" = 120000 ]
 }
 
+@test "a new file in the worktree shows up in git status: Debian's '/*' ignore rule is dropped" {
+	git --git-dir="$BASE_REPO" show kstack-base:.gitignore >"$WORK/gitignore"
+	grep -qx '\*\.o' "$WORK/gitignore"
+	run grep -x -e '/\*' -e '!/debian/' "$WORK/gitignore"
+	[ "$status" -eq 1 ]
+	git --git-dir="$BASE_REPO" log -1 --format=%B kstack-base | grep -q "Dropped from .gitignore"
+	run "$TOOLS/worktree"
+	[ "$status" -eq 0 ]
+	printf 'new\n' >"$WORKTREE/kernel/new_file.c"
+	[ "$(git -C "$WORKTREE" status --porcelain -- kernel/new_file.c)" = "?? kernel/new_file.c" ]
+}
+
 @test "importing again is a no-op" {
 	run "$TOOLS/import"
 	[ "$status" -eq 0 ]

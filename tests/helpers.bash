@@ -67,7 +67,8 @@ print "total: 0 errors, 0 warnings, $checks checks, $lines lines checked\n";
 SCRIPT
 	chmod +x "$src/scripts/checkpatch.pl" "$src/scripts/kconfig/merge_config.sh"
 	# A file that the tree's own .gitignore hides: the import must keep it.
-	printf '*.o\n' >"$src/.gitignore"
+	# ... and Debian's packaging rule, which the import drops.
+	printf '*.o\n#\n# Debian packaging\n/*\n!/debian/\n' >"$src/.gitignore"
 	printf 'a tracked file that matches .gitignore\n' >"$src/kernel/kept.o"
 	printf 'line one\r\nline two\r\n' >"$src/Documentation/crlf.txt"
 	ln -s ../README "$src/Documentation/README.link"
