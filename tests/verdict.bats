@@ -99,3 +99,68 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 	[[ "$output" == *"metric task_stack_kib=8"* ]]
 	[[ "$output" == *"metric irq_stack_kib=16"* ]]
 }
+
+@test "stack-check warnings are listed with their chains, and are not trouble" {
+	awk '/^kstack-init: done/ {
+		print "stack-check: warning: task stack 4120 of 8192 bytes used (50%, warning at 50%) entering kstack_deep_recurse+0x0/0x4b [kstack_deep] from kstack_deep_recurse+0x38/0x4b [kstack_deep]"
+		print "stack-check: CPU: 0 PID: 254 Comm: stack_check; call chain:"
+		print "stack-check:  kstack_deep_recurse+0x5/0x4b [kstack_deep]"
+		print "stack-check:  kstack_deep_write+0xc5/0x14e [kstack_deep]"
+		print "stack-check:  vfs_write+0xa3/0x186"
+	} { print }' "$FIX/clean-x86_64.log" >"$BATS_TEST_TMPDIR/warned.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/warned.log"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"verdict=GOOD"* ]]
+	[[ "$output" == *"kernel_trouble=0"* ]]
+	[[ "$output" == *"stack_check_warnings=1"* ]]
+	[[ "$output" == *"  task stack 4120 of 8192 bytes used (50%, warning at 50%) entering kstack_deep_recurse+0x0/0x4b"* ]]
+	[[ "$output" == *$'\n      kstack_deep_write+0xc5/0x14e [kstack_deep]\n      vfs_write+0xa3/0x186'* ]]
+}
+
+@test "a stack-check overflow in an ordinary boot is trouble" {
+	sed '/^kstack-init: done/i stack-check: overflow: task stack 7056 of 8192 bytes used, less than 2048 left, entering recursive_loop+0x0/0x6d from recursive_loop+0x50/0x6d' \
+		"$FIX/clean-x86_64.log" >"$BATS_TEST_TMPDIR/overflow.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/overflow.log"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"kernel_trouble=1"* ]]
+	[[ "$output" == *"stack-check: overflow: task stack 7056 of 8192"* ]]
+}
+
+@test "an overflow boot is GOOD when the check warned, reported and panicked (x86_64, i386)" {
+	for arch in x86_64 i386; do
+		run "$TOOLS/verdict" "$FIX/overflow-caught-$arch.log" --expect-overflow
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"verdict=GOOD"* ]]
+		[[ "$output" == *"overflow_caught=yes"* ]]
+		[[ "$output" == *"stack-check overflow report:"*"entering recursive_loop+0x0/"*"Kernel panic - not syncing: stack-check: task stack overflow"* ]]
+		[[ "$output" == *$'\n      recursive_loop+0x5/'* ]]
+	done
+}
+
+@test "an overflow boot without the check's report is BAD: guard page (x86_64), silent corruption (i386)" {
+	run "$TOOLS/verdict" "$FIX/overflow-guard-page-x86_64.log" --expect-overflow
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"overflow_caught=no"* ]]
+	[[ "$output" == *"overflow boot: no stack-check overflow report"* ]]
+	[[ "$output" == *"BUG: TASK stack guard page was hit"* ]]
+	run "$TOOLS/verdict" "$FIX/overflow-missed-i386.log" --expect-overflow
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"overflow boot: the kernel survived the provocation"* ]]
+	[[ "$output" == *"Kernel panic - not syncing: corrupted stack end detected inside scheduler"* ]]
+}
+
+@test "an overflow boot whose overflow came without a warning for that function first is BAD" {
+	grep -v 'entering recursive_loop.*warning at\|warning: task stack 4960' "$FIX/overflow-caught-x86_64.log" >"$BATS_TEST_TMPDIR/nowarn.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/nowarn.log" --expect-overflow
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"overflow boot: no stack-check warning for recursive_loop before its overflow report"* ]]
+}
+
+@test "an overflow boot with other trouble before the overflow is BAD" {
+	sed '/^# kstack-provoke: EXHAUST_STACK/a BUG: unable to handle page fault for address: 0000000000000010' \
+		"$FIX/overflow-caught-x86_64.log" >"$BATS_TEST_TMPDIR/other.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/other.log" --expect-overflow
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"kernel_trouble=1"* ]]
+	[[ "$output" == *"BUG: unable to handle page fault"* ]]
+}

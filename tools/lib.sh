@@ -712,19 +712,28 @@ task_stack_bytes_of() {
 	printf '%s\n' "$((4096 << order))"
 }
 
-# boot_kernel ARCH KERNEL PAYLOAD TREE RESULT_DIR: boot KERNEL on the root
-# image with the payload disk, console to RESULT_DIR/console.log, killed at
-# BOOT_TIMEOUT, how it ran in boot.info (written atomically with the log);
-# then its verdict (boot_verdict). Returns 0 when GOOD.
+# has_stack_check BUILD_DIR: the build has the series' stack check.
+has_stack_check() {
+	grep -q '^CONFIG_X86_STACK_CHECK=y' "$1/config" 2>/dev/null
+}
+
+# boot_kernel ARCH KERNEL PAYLOAD TREE RESULT_DIR [PROVOKE]: boot KERNEL on
+# the root image with the payload disk, console to RESULT_DIR/console.log,
+# killed at BOOT_TIMEOUT, how it ran in boot.info (written atomically with
+# the log); then its verdict (boot_verdict). Returns 0 when GOOD. With
+# PROVOKE (an LKDTM crash type), the guest provokes that crash instead of
+# running the tests, and the verdict expects the stack check to catch it.
 boot_kernel() {
-	local arch=$1 kernel=$2 payload=$3 tree=$4 result_dir=$5
-	local tmp=$result_dir.tmp.$$ accel start rc=0
+	local arch=$1 kernel=$2 payload=$3 tree=$4 result_dir=$5 provoke=${6:-}
+	local tmp=$result_dir.tmp.$$ accel start rc=0 check=0
 	load_arch "$arch"
 	rm -rf "$tmp" && mkdir -p "$tmp"
 	accel=$(detect_accel "$arch" "$kernel")
+	! has_stack_check "$(dirname "$kernel")" || check=1
 	local cmdline="console=$console root=/dev/vda rw init=/sbin/kstack-init panic=-1"
 	cmdline+=" kstack_tree=$tree kstack_thread_size=$(task_stack_bytes_of "$(dirname "$kernel")" "$arch")"
-	cmdline+=" kstack_stock_thread_size=$task_stack_bytes"
+	cmdline+=" kstack_stock_thread_size=$task_stack_bytes kstack_stack_check=$check"
+	[ -z "$provoke" ] || cmdline+=" kstack_provoke=$provoke"
 	printf '%s -accel %s %s -kernel %s -append "%s"\n' "$qemu_binary" "$accel" \
 		"${qemu_args[*]}" "$kernel" "$cmdline" >"$tmp/qemu-command"
 	# The second disk: the payload, and the test modules of this kernel.
@@ -741,7 +750,8 @@ boot_kernel() {
 		-drive "file=$tmp/payload.img,if=virtio,format=raw,readonly=on" \
 		</dev/null >"$tmp/console.log" 2>&1 || rc=$?
 	rm -f "$tmp/payload.img"
-	printf 'seconds=%s\naccel=%s\nqemu_exit=%s\n' "$(elapsed_since "$start")" "$accel" "$rc" >"$tmp/boot.info"
+	printf 'seconds=%s\naccel=%s\nqemu_exit=%s\nprovoke=%s\n' "$(elapsed_since "$start")" "$accel" "$rc" \
+		"${provoke:--}" >"$tmp/boot.info"
 	rm -rf "$result_dir"
 	mv "$tmp" "$result_dir"
 	boot_verdict "$result_dir"
@@ -752,19 +762,56 @@ boot_kernel() {
 # Cheap, so a cached boot is read again by the current parser. Returns 0
 # when GOOD.
 boot_verdict() {
-	local dir=$1 timed_out=() vstatus=0 rc
+	local dir=$1 flags=() vstatus=0 rc provoke
 	rc=$(sed -n 's/^qemu_exit=//p' "$dir/boot.info")
-	[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || timed_out=(--timed-out)
-	"$KSTACK_ROOT/tools/verdict" "$dir/console.log" "${timed_out[@]}" >"$dir/verdict.txt.tmp" 2>&1 || vstatus=$?
+	[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || flags+=(--timed-out)
+	provoke=$(sed -n 's/^provoke=//p' "$dir/boot.info")
+	[ -z "$provoke" ] || [ "$provoke" = - ] || flags+=(--expect-overflow)
+	"$KSTACK_ROOT/tools/verdict" "$dir/console.log" "${flags[@]}" >"$dir/verdict.txt.tmp" 2>&1 || vstatus=$?
 	{
 		sed -n 's/^verdict=/status=/p' "$dir/verdict.txt.tmp"
 		cat "$dir/boot.info"
-		grep -E '^(tests_passed|tests_failed|kernel_trouble|uptime_at_userspace|least_stack_bytes_left)=' "$dir/verdict.txt.tmp"
+		grep -E '^(tests_passed|tests_failed|kernel_trouble|uptime_at_userspace|least_stack_bytes_left|stack_check_warnings|overflow_caught)=' \
+			"$dir/verdict.txt.tmp"
 	} >"$dir/result.tmp"
 	grep -q '^status=' "$dir/result.tmp" || printf 'status=BAD\n' >>"$dir/result.tmp"
 	mv "$dir/verdict.txt.tmp" "$dir/verdict.txt"
 	mv "$dir/result.tmp" "$dir/result"
 	[ "$vstatus" -eq 0 ]
+}
+
+# OVERFLOW_CRASH: what the overflow boot provokes (LKDTM's deep recursion).
+OVERFLOW_CRASH=EXHAUST_STACK
+
+# overflow_boot ARCH BUILD_DIR PAYLOAD TREE BOOT_DIR: for a build with the
+# stack check, a second boot (BOOT_DIR/overflow, cached like the first) that
+# provokes a stack overflow, which the check must catch: warn, report, then
+# panic. Its outcome joins BOOT_DIR/result (overflow_caught=, and status BAD
+# when it was not caught).
+overflow_boot() {
+	local arch=$1 build_dir=$2 payload=$3 tree=$4 boot_dir=$5 dir caught
+	has_stack_check "$build_dir" || return 0
+	dir=$boot_dir/overflow
+	if [ ! -f "$dir/boot.info" ] || [ "${FORCE:-0}" = 1 ]; then
+		boot_kernel "$arch" "$build_dir/bzImage" "$payload" "$tree" "$dir" "$OVERFLOW_CRASH" || true
+	else
+		boot_verdict "$dir" || true
+	fi
+	caught=$(result_field "$dir" overflow_caught)
+	[ "$(result_field "$dir" status)" = GOOD ] || caught=no
+	sed -i '/^overflow_caught=/d' "$boot_dir/result"
+	printf 'overflow_caught=%s\n' "${caught:-no}" >>"$boot_dir/result"
+	if [ "$caught" != yes ] && [ "$(result_field "$boot_dir" status)" = GOOD ]; then
+		sed -i 's/^status=GOOD$/status=BAD/' "$boot_dir/result"
+	fi
+}
+
+# overflow_note BOOT_DIR: ", stack overflow caught: yes|no" when the boot had
+# an overflow boot.
+overflow_note() {
+	local caught
+	caught=$(result_field "$1" overflow_caught)
+	[ -z "$caught" ] || [ "$caught" = - ] || printf ', %s overflow caught by the stack check: %s' "$OVERFLOW_CRASH" "$caught"
 }
 
 # --- one step: build (cached), then boot (cached) -----------------------------
@@ -782,7 +829,8 @@ boot_key() {
 	{
 		printf '%s\n' "$1" "$(image_recipe_hash "$2")" "$(basename "$3")" "$qemu_binary" \
 			"${qemu_args[*]}" "$console" "$task_stack_bytes" "$BOOT_TIMEOUT" "${ACCEL:-auto}"
-		declare -f boot_kernel task_stack_bytes_of
+		declare -f boot_kernel task_stack_bytes_of has_stack_check overflow_boot
+		printf '%s\n' "$OVERFLOW_CRASH"
 	} | sha256sum | cut -c1-16
 }
 
@@ -826,14 +874,15 @@ step_boot() {
 	ensure_image "$arch"
 	payload=$(ensure_payload "$arch")
 	boot_dir=$RESULTS/boot/$(boot_key "$(basename "$build_dir")" "$arch" "$payload")
+	tree=$(git --git-dir="$BASE_REPO" rev-parse --short=12 "$commit^{tree}")
 	STEP_CACHED=yes
 	if [ ! -f "$boot_dir/boot.info" ] || [ "${FORCE:-0}" = 1 ]; then
 		STEP_CACHED=no
-		tree=$(git --git-dir="$BASE_REPO" rev-parse --short=12 "$commit^{tree}")
 		boot_kernel "$arch" "$build_dir/bzImage" "$payload" "$tree" "$boot_dir" || true
 	else
 		boot_verdict "$boot_dir" || true
 	fi
+	overflow_boot "$arch" "$build_dir" "$payload" "$tree" "$boot_dir"
 	STEP_RESULT=$boot_dir
 }
 
@@ -915,7 +964,7 @@ bisect_steps() {
 				least_left=$(result_field "$boot_dir" least_stack_bytes_left)
 				boot_fields=("$(result_field "$boot_dir" seconds)" "$(result_field "$boot_dir" tests_passed)"
 					"$(result_field "$boot_dir" tests_failed)" "$(result_field "$boot_dir" kernel_trouble)" "$new_trouble")
-				say "      boot $boot$([ "$boot_cached" = yes ] && echo ' (cached)' || echo " in ${boot_fields[0]} s"): ${boot_fields[1]} tests passed, ${boot_fields[2]} failed"
+				say "      boot $boot$([ "$boot_cached" = yes ] && echo ' (cached)' || echo " in ${boot_fields[0]} s"): ${boot_fields[1]} tests passed, ${boot_fields[2]} failed$(overflow_note "$boot_dir")"
 			elif [ "$mode" = boot ]; then
 				boot=SKIP
 			fi
@@ -975,7 +1024,10 @@ worktree_boot() {
 		ensure_image "$arch"
 		STEP_CACHED=no
 		STEP_RESULT=$build_dir/boot
-		boot_kernel "$arch" "$build_dir/bzImage" "$(ensure_payload "$arch")" \
-			"$(wt_git rev-parse --short=12 'HEAD^{tree}')" "$STEP_RESULT" || true
+		local payload tree
+		payload=$(ensure_payload "$arch")
+		tree=$(wt_git rev-parse --short=12 'HEAD^{tree}')
+		boot_kernel "$arch" "$build_dir/bzImage" "$payload" "$tree" "$STEP_RESULT" || true
+		FORCE=1 overflow_boot "$arch" "$build_dir" "$payload" "$tree" "$STEP_RESULT"
 	fi
 }

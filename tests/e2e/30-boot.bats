@@ -24,6 +24,18 @@ column() { rows | cut -f"$1" | sort -u; }
 	for dir in $(rows | cut -f23); do
 		grep -q '^metric kernel_stack_bytes_per_thread=' "$dir/verdict.txt"
 	done
+	# from the stack check's commit on, every boot had an overflow boot
+	# (LKDTM EXHAUST_STACK) that the check caught: warning, report, panic
+	local checked=0 build_dir boot_dir
+	while IFS=$'\t' read -r build_dir boot_dir; do
+		grep -q '^CONFIG_X86_STACK_CHECK=y' "$build_dir/config" || continue
+		grep -qx 'overflow_caught=yes' "$boot_dir/result"
+		grep -qx 'verdict=GOOD' "$boot_dir/overflow/verdict.txt"
+		grep -q '^metric stack_check_task_warning_percent=' "$boot_dir/verdict.txt"
+		checked=$((checked + 1))
+	done < <(rows | cut -f14,23)
+	[ "$checked" -ge 2 ]
+	[[ "$output" == *"EXHAUST_STACK overflow caught by the stack check: yes"* ]]
 }
 
 @test "a rerun with nothing changed boots nothing: every verdict is cached" {
