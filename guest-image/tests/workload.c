@@ -4,15 +4,23 @@
  * image, on the ext4 root through virtio-blk) with the ftrace stack tracer
  * on: it must finish cleanly (the host's verdict catches oopses, guard page
  * hits and SCHED_STACK_END_CHECK panics), and the deepest stack the tracer
- * saw is reported, with its chain, for the summary.
+ * saw is reported, with its chain, for the summary. With the series' stack
+ * check in the kernel (at its default 50%), the host's verdict lists every
+ * warning it printed under the workload, with its chain, and the deepest
+ * chain per stack type the check kept is shown here; a second test gives a
+ * first figure of what the check costs: fork and wait, check off, then on.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 
 #define TRACING "/sys/kernel/debug/tracing"
+#define SC_DIR "/sys/kernel/debug/stack_check"
 
 static int write_file(const char *path, const char *text)
 {
@@ -32,6 +40,15 @@ TEST(stress_ng_fs_and_process_churn)
 	int shown = 0;
 	FILE *f;
 
+	int check = access(SC_DIR "/warn_percent", F_OK) == 0;
+	int chains = access(SC_DIR "/chains", F_OK) == 0;
+
+	if (check) {
+		ASSERT_EQ(0, write_file(SC_DIR "/warn_percent", "50"));
+		ASSERT_EQ(0, write_file(SC_DIR "/warned_sites", "forget"));
+	}
+	if (chains)
+		ASSERT_EQ(0, write_file(SC_DIR "/chains", "reset"));
 	ASSERT_EQ(0, write_file(TRACING "/stack_max_size", "0"));
 	ASSERT_EQ(0, write_file("/proc/sys/kernel/stack_tracer_enabled", "1"));
 	EXPECT_EQ(0, system("cd /var/tmp && stress-ng --timeout 6s --fork 2 --dir 1 "
@@ -52,6 +69,56 @@ TEST(stress_ng_fs_and_process_churn)
 		printf("# stack_trace: %s", line);
 	fclose(f);
 	EXPECT_GT(max_size, 0);
+
+	if (!chains)
+		return;
+	/* The first chain the check kept for each stack type, as it has it */
+	f = fopen(SC_DIR "/chains", "r");
+	ASSERT_TRUE(f != NULL);
+	shown = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, ": chain 1: "))
+			shown = 1;
+		else if (strstr(line, ": chain "))
+			shown = 0;
+		if (shown)
+			printf("# stack_check_chain: %s", line);
+	}
+	fclose(f);
+}
+
+static double fork_wait_us(int rounds)
+{
+	struct timespec a, b;
+	int i;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (i = 0; i < rounds; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(0);
+		waitpid(pid, NULL, 0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / 1e3 / rounds;
+}
+
+TEST(stack_check_cost_on_fork_and_wait)
+{
+	double off, on;
+
+	if (access(SC_DIR "/enabled", F_OK))
+		SKIP(return, "no stack check in this kernel");
+	fork_wait_us(200);	/* warm up */
+	ASSERT_EQ(0, write_file(SC_DIR "/enabled", "0"));
+	off = fork_wait_us(1500);
+	ASSERT_EQ(0, write_file(SC_DIR "/enabled", "1"));
+	on = fork_wait_us(1500);
+	printf("# kstack: fork_wait_us_check_off=%.1f\n", off);
+	printf("# kstack: fork_wait_us_check_on=%.1f\n", on);
+	printf("# kstack: stack_check_slowdown_percent=%.0f\n", (on - off) * 100 / off);
+	EXPECT_GT(off, 0);
 }
 
 TEST_HARNESS_MAIN
