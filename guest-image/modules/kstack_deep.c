@@ -6,7 +6,7 @@
  * "hardirq <percent>" does the same from a pinned hrtimer callback (hardirq
  * context), counting from where the callback started, against the size of
  * the IRQ stack. Reading the file says what the last run reached:
- *   context=task size=8192 start=1104 deepest=5336 levels=33 frame=128
+ *   context=task size=8192 start=1104 deepest=5336 levels=17 frame=256
  * Every level of the recursion is one call site: kstack_deep_recurse().
  */
 #include <linux/debugfs.h>
@@ -18,7 +18,7 @@
 #ifndef IRQ_STACK_SIZE
 #define IRQ_STACK_SIZE THREAD_SIZE
 #endif
-#define KSTACK_DEEP_FRAME 128
+#define KSTACK_DEEP_FRAME 256
 
 static struct hrtimer kstack_timer;
 static struct dentry *kstack_file;
