@@ -164,3 +164,12 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 	[[ "$output" == *"kernel_trouble=1"* ]]
 	[[ "$output" == *"BUG: unable to handle page fault"* ]]
 }
+
+@test "a stack_check= boot parameter that the kernel refused becomes a metric" {
+	sed '0,/^kstack-init: userspace reached/s//stack-check: stack_check=150 refused: give off, on or a whole percent from 1 to 99; warning at 50%\n&/' \
+		"$FIX/overflow-caught-x86_64.log" >"$BATS_TEST_TMPDIR/param.log"
+	grep -q 'stack_check=150 refused' "$BATS_TEST_TMPDIR/param.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/param.log" --expect-overflow
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"metric stack_check_boot_param_refused=150"* ]]
+}

@@ -717,14 +717,15 @@ has_stack_check() {
 	grep -q '^CONFIG_X86_STACK_CHECK=y' "$1/config" 2>/dev/null
 }
 
-# boot_kernel ARCH KERNEL PAYLOAD TREE RESULT_DIR [PROVOKE]: boot KERNEL on
-# the root image with the payload disk, console to RESULT_DIR/console.log,
-# killed at BOOT_TIMEOUT, how it ran in boot.info (written atomically with
-# the log); then its verdict (boot_verdict). Returns 0 when GOOD. With
-# PROVOKE (an LKDTM crash type), the guest provokes that crash instead of
-# running the tests, and the verdict expects the stack check to catch it.
+# boot_kernel ARCH KERNEL PAYLOAD TREE RESULT_DIR [PROVOKE [ARGS]]: boot
+# KERNEL on the root image with the payload disk, console to
+# RESULT_DIR/console.log, killed at BOOT_TIMEOUT, how it ran in boot.info
+# (written atomically with the log); then its verdict (boot_verdict).
+# Returns 0 when GOOD. With PROVOKE (an LKDTM crash type), the guest
+# provokes that crash instead of running the tests, and the verdict expects
+# the stack check to catch it. ARGS: more kernel parameters.
 boot_kernel() {
-	local arch=$1 kernel=$2 payload=$3 tree=$4 result_dir=$5 provoke=${6:-}
+	local arch=$1 kernel=$2 payload=$3 tree=$4 result_dir=$5 provoke=${6:-} args=${7:-}
 	local tmp=$result_dir.tmp.$$ accel start rc=0 check=0
 	load_arch "$arch"
 	rm -rf "$tmp" && mkdir -p "$tmp"
@@ -734,6 +735,7 @@ boot_kernel() {
 	cmdline+=" kstack_tree=$tree kstack_thread_size=$(task_stack_bytes_of "$(dirname "$kernel")" "$arch")"
 	cmdline+=" kstack_stock_thread_size=$task_stack_bytes kstack_stack_check=$check"
 	[ -z "$provoke" ] || cmdline+=" kstack_provoke=$provoke"
+	[ -z "$args" ] || cmdline+=" $args"
 	printf '%s -accel %s %s -kernel %s -append "%s"\n' "$qemu_binary" "$accel" \
 		"${qemu_args[*]}" "$kernel" "$cmdline" >"$tmp/qemu-command"
 	# The second disk: the payload, and the test modules of this kernel.
@@ -781,7 +783,10 @@ boot_verdict() {
 }
 
 # OVERFLOW_CRASH: what the overflow boot provokes (LKDTM's deep recursion).
+# OVERFLOW_ARGS: a threshold the kernel must refuse at boot, keeping 50%
+# (the verdict's metric stack_check_boot_param_refused).
 OVERFLOW_CRASH=EXHAUST_STACK
+OVERFLOW_ARGS=stack_check=150
 
 # overflow_boot ARCH BUILD_DIR PAYLOAD TREE BOOT_DIR: for a build with the
 # stack check, a second boot (BOOT_DIR/overflow, cached like the first) that
@@ -793,7 +798,7 @@ overflow_boot() {
 	has_stack_check "$build_dir" || return 0
 	dir=$boot_dir/overflow
 	if [ ! -f "$dir/boot.info" ] || [ "${FORCE:-0}" = 1 ]; then
-		boot_kernel "$arch" "$build_dir/bzImage" "$payload" "$tree" "$dir" "$OVERFLOW_CRASH" || true
+		boot_kernel "$arch" "$build_dir/bzImage" "$payload" "$tree" "$dir" "$OVERFLOW_CRASH" "$OVERFLOW_ARGS" || true
 	else
 		boot_verdict "$dir" || true
 	fi
@@ -830,7 +835,7 @@ boot_key() {
 		printf '%s\n' "$1" "$(image_recipe_hash "$2")" "$(basename "$3")" "$qemu_binary" \
 			"${qemu_args[*]}" "$console" "$task_stack_bytes" "$BOOT_TIMEOUT" "${ACCEL:-auto}"
 		declare -f boot_kernel task_stack_bytes_of has_stack_check overflow_boot
-		printf '%s\n' "$OVERFLOW_CRASH"
+		printf '%s\n' "$OVERFLOW_CRASH" "$OVERFLOW_ARGS"
 	} | sha256sum | cut -c1-16
 }
 

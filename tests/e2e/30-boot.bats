@@ -31,6 +31,9 @@ column() { rows | cut -f"$1" | sort -u; }
 		grep -q '^CONFIG_X86_STACK_CHECK=y' "$build_dir/config" || continue
 		grep -qx 'overflow_caught=yes' "$boot_dir/result"
 		grep -qx 'verdict=GOOD' "$boot_dir/overflow/verdict.txt"
+		# ... booted with stack_check=150, which the kernel refused, keeping 50%
+		grep -qx 'metric stack_check_boot_param_refused=150' "$boot_dir/overflow/verdict.txt"
+		grep -q 'entering recursive_loop.*warning at 50%\|(.*warning at 50%) entering recursive_loop' "$boot_dir/overflow/verdict.txt"
 		grep -q '^metric stack_check_task_warning_percent=' "$boot_dir/verdict.txt"
 		checked=$((checked + 1))
 	done < <(rows | cut -f14,23)
