@@ -270,7 +270,11 @@ TEST_F(check, deepest_chains_are_kept_until_reset)
 	ASSERT_EQ(0, deep_run("task 65", &d));
 	chains = slurp(SC_DIR "/chains");
 	ASSERT_TRUE(strstr(chains, "task stack: chain 1: ") != NULL) TH_LOG("%s", chains);
-	EXPECT_TRUE(strstr(chains, "entering kstack_deep_recurse+") != NULL) TH_LOG("%s", chains);
+	/*
+	 * The chain may be kept under an interrupt that came on top of it
+	 * (x86_32 exits interrupts on the task stack): look for its frames.
+	 */
+	EXPECT_TRUE(strstr(chains, "kstack_deep_recurse+") != NULL) TH_LOG("%s", chains);
 	EXPECT_TRUE(strstr(chains, "kstack_deep_write+") != NULL) TH_LOG("%s", chains);
 	EXPECT_TRUE(strstr(chains, "Depth    Size   Function") != NULL);
 
