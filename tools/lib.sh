@@ -811,8 +811,8 @@ overflow_boot() {
 	fi
 }
 
-# overflow_note BOOT_DIR: ", stack overflow caught: yes|no" when the boot had
-# an overflow boot.
+# overflow_note BOOT_DIR: ", EXHAUST_STACK overflow caught by the stack
+# check: yes|no" when the boot had an overflow boot.
 overflow_note() {
 	local caught
 	caught=$(result_field "$1" overflow_caught)

@@ -28,7 +28,7 @@ column() { rows | cut -f"$1" | sort -u; }
 	# (LKDTM EXHAUST_STACK) that the check caught: warning, report, panic
 	local checked=0 build_dir boot_dir
 	while IFS=$'\t' read -r build_dir boot_dir; do
-		grep -q '^CONFIG_X86_STACK_CHECK=y' "$build_dir/config" || continue
+		lib has_stack_check "$build_dir" || continue
 		grep -qx 'overflow_caught=yes' "$boot_dir/result"
 		grep -qx 'verdict=GOOD' "$boot_dir/overflow/verdict.txt"
 		# ... booted with stack_check=150, which the kernel refused, keeping 50%
