@@ -12,20 +12,7 @@ setup() {
 	export GUEST_DIR=$BATS_TEST_TMPDIR/guest-image
 	cp -a "$KSTACK_ROOT/guest-image" "$GUEST_DIR"
 	stubs=$(stub_dir)
-	# debootstrap that makes a tiny root, or fails like an unreachable mirror
-	cat >"$stubs/debootstrap" <<'EOF2'
-#!/bin/sh
-echo "debootstrap $*" >>"$STUB_LOG"
-if [ -n "$DEBOOTSTRAP_FAIL" ]; then
-	echo "E: Failed getting release file $6/dists/bookworm/Release"
-	exit 1
-fi
-for last; do :; done
-root=$(eval echo "\${$(($# - 1))}")
-mkdir -p "$root/sbin" "$root/etc" "$root/var/cache/apt/archives" "$root/var/lib/apt/lists"
-echo bookworm >"$root/etc/debian_version"
-EOF2
-	chmod +x "$stubs/debootstrap"
+	write_debootstrap_stub "$stubs"
 	export PATH=$stubs:$PATH STUB_LOG=$BATS_TEST_TMPDIR/stub.log
 	export MIRROR=http://mirror.invalid/debian
 }

@@ -54,24 +54,33 @@ make_kconfig_fixture() {
 	done
 }
 
+# The configs select_configs picks, one a line.
+selected() { lib eval 'select_configs; printf "%s\n" "${SELECTED[@]}"'; }
+
 @test "an unknown arch is refused, naming the known ones" {
-	ARCHES=sparc64 run lib selected_configs
+	ARCHES=sparc64 run selected
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"unknown arch 'sparc64'"* ]]
 	[[ "$output" == *"i386"* && "$output" == *"x86_64"* ]]
 }
 
 @test "configs: main config per arch by default, all, a list, an unknown one" {
-	run lib selected_configs
+	run selected
 	[ "$status" -eq 0 ]
 	[ "$output" = "$(for a in i386 x86_64; do sed -n 's/^main_config=//p' "$KSTACK_ROOT/configs/$a.arch"; done)" ]
-	ARCHES=x86_64 CONFIGS=all run lib selected_configs
+	ARCHES=x86_64 CONFIGS=all run selected
 	[ "$status" -eq 0 ]
 	[[ "$output" == *x86_64* && "$output" != *i386* ]]
-	ARCHES=x86_64 CONFIGS=x86_64-nosuch run lib selected_configs
+	ARCHES=x86_64,i386 CONFIGS=x86_64,i386-small run selected
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'x86_64\ni386-small')" ]
+	ARCHES=x86_64 CONFIGS=x86_64-nosuch run selected
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"unknown config 'x86_64-nosuch'"* ]]
-	[[ "$output" == *"Known configs: x86_64"* ]]
+	[[ "$output" == *"unknown config 'x86_64-nosuch' in CONFIGS="* ]]
+	[[ "$output" == *"Valid configs: x86_64 x86_64-small (or CONFIGS=all)"* ]]
+	CONFIGS=" , " run selected
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no config selected"* ]]
 }
 
 @test "a config whose fragment is missing is refused, naming it" {

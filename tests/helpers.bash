@@ -10,7 +10,11 @@ TOOLS=$KSTACK_ROOT/tools
 # (with the tarball's checksum; base_commit filled in by tools/import).
 make_fake_kernel() {
 	local dir=$1 src=$1/src/linux-fake
-	mkdir -p "$src/arch/x86/include/asm" "$src/kernel" "$src/scripts" "$src/Documentation"
+	mkdir -p "$src/arch/x86/include/asm" "$src/kernel" "$src/scripts" "$src/Documentation" \
+		"$src/tools/testing/selftests"
+	# The guest tests' harness comes from the base (tools/lib.sh's payload).
+	printf '/* fake kselftest_harness.h */\n' >"$src/tools/testing/selftests/kselftest_harness.h"
+	printf '/* fake kselftest.h */\n' >"$src/tools/testing/selftests/kselftest.h"
 	printf 'Linux kernel, a fake one for the kstack tests.\n' >"$src/README"
 	cat >"$src/arch/x86/include/asm/page_64_types.h" <<'EOF'
 #ifndef _ASM_X86_PAGE_64_DEFS_H
@@ -144,6 +148,47 @@ stub_dir() {
 	local dir=$BATS_TEST_TMPDIR/stubs
 	mkdir -p "$dir"
 	printf '%s\n' "$dir"
+}
+
+# write_debootstrap_stub DIR: a debootstrap that makes a tiny root (and logs
+# its arguments to STUB_LOG), or fails like an unreachable mirror when
+# DEBOOTSTRAP_FAIL is set.
+write_debootstrap_stub() {
+	cat >"$1/debootstrap" <<'EOF'
+#!/bin/sh
+echo "debootstrap $*" >>"${STUB_LOG:-/dev/null}"
+if [ -n "$DEBOOTSTRAP_FAIL" ]; then
+	echo "E: Failed getting release file $6/dists/bookworm/Release"
+	exit 1
+fi
+root=$(eval echo "\${$(($# - 1))}")
+mkdir -p "$root/sbin" "$root/etc" "$root/var/cache/apt/archives" "$root/var/lib/apt/lists"
+echo bookworm >"$root/etc/debian_version"
+EOF
+	chmod +x "$1/debootstrap"
+}
+
+# For boots of the fake kernel: the fake QEMU (tests/fakes/qemu) first on
+# PATH under both arches' names, replaying the clean x86_64 console (and the
+# caught overflow for an overflow boot); a stub debootstrap; a copy of
+# guest-image/ whose one guest test is trivial; TCG.
+setup_fake_boot() {
+	local stubs fixtures=$KSTACK_ROOT/tests/fixtures/console
+	stubs=$(stub_dir)
+	ln -sf "$KSTACK_ROOT/tests/fakes/qemu" "$stubs/qemu-system-x86_64"
+	ln -sf "$KSTACK_ROOT/tests/fakes/qemu" "$stubs/qemu-system-i386"
+	write_debootstrap_stub "$stubs"
+	export PATH=$stubs:$PATH MIRROR=http://mirror.invalid/debian ACCEL=tcg
+	export STUB_LOG=$BATS_TEST_TMPDIR/stub.log
+	export GUEST_DIR=$BATS_TEST_TMPDIR/guest-image
+	rm -rf "$GUEST_DIR" && cp -a "$KSTACK_ROOT/guest-image" "$GUEST_DIR"
+	rm "$GUEST_DIR"/tests/*.c
+	printf '#include <stdio.h>\nint main(void) { return puts("ok 1 fake") < 0; }\n' >"$GUEST_DIR/tests/ok.c"
+	export FAKE_QEMU_CONSOLE=$fixtures/clean-x86_64.log
+	export FAKE_QEMU_OVERFLOW=$fixtures/overflow-caught-x86_64.log
+	export FAKE_QEMU_BAD_CONSOLE=$fixtures/panic-no-root.log
+	export FAKE_QEMU_LOG=$BATS_TEST_TMPDIR/qemu.log
+	unset FAKE_QEMU FAKE_QEMU_BAD_TREES
 }
 
 # lib FUNCTION ARGS...: call a tools/lib.sh function in a shell of its own.

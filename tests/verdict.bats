@@ -32,6 +32,13 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 	[ "$status" -eq 0 ]
 }
 
+@test "a clean console that timed out (QEMU hung after the guest finished) is TIMEOUT, with the last lines" {
+	run "$TOOLS/verdict" "$FIX/clean-x86_64.log" --timed-out
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"verdict=TIMEOUT"* ]]
+	[[ "$output" == *"last console lines:"*"kstack-init: done"* ]]
+}
+
 @test "a panic before userspace is BAD, with the message and the call trace" {
 	run "$TOOLS/verdict" "$FIX/panic-no-root.log"
 	[ "$status" -eq 1 ]
@@ -86,7 +93,7 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 
 @test "a missing log is an error, not a verdict" {
 	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/none.log"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 2 ] # 1 is BAD
 	[[ "$output" == *"no console log at"* ]]
 	[[ "$output" != *"verdict="* ]]
 }

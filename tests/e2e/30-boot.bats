@@ -29,7 +29,7 @@ column() { rows | cut -f"$1" | sort -u; }
 	local checked=0 build_dir boot_dir
 	while IFS=$'\t' read -r build_dir boot_dir; do
 		lib has_stack_check "$build_dir" || continue
-		grep -qx 'overflow_caught=yes' "$boot_dir/result"
+		grep -qx 'overflow_caught=yes' "$boot_dir/overflow/result"
 		grep -qx 'verdict=GOOD' "$boot_dir/overflow/verdict.txt"
 		# ... booted with stack_check=150, which the kernel refused, keeping 50%
 		grep -qx 'metric stack_check_boot_param_refused=150' "$boot_dir/overflow/verdict.txt"

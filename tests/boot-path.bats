@@ -1,0 +1,247 @@
+#!/usr/bin/env bats
+# The boot path on the fake kernel and the fake QEMU (tests/fakes/qemu), which
+# replays console fixtures, hangs or dies: a fresh machine sets itself up;
+# the series tested is named; bad arguments are errors that list the valid
+# values; only the kernel's outcome is a verdict, and only it is cached;
+# make bisect; the cache keys redo exactly what an input decides.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() { setup_fake_kernel_file; }
+
+setup() {
+	setup_test_work
+	setup_fake_boot
+	export CCACHE_DISABLE=1 ARCHES=x86_64 CONFIGS=x86_64 BOOT_TIMEOUT=30
+	make_series
+}
+
+tsv() { tail -n +2 "$WORK/results/bisect-boot/results.tsv"; }
+col() { tsv | cut -f"$1" | tr '\n' ' '; }
+boots() { grep -c . "$FAKE_QEMU_LOG" 2>/dev/null || echo 0; }
+recorded_boots() { find "$WORK/results/boot" -name boot.info 2>/dev/null | wc -l; }
+
+@test "fresh machine: bisect-boot imports, makes the worktree, applies the series, then runs" {
+	export WORK=$BATS_TEST_TMPDIR/fresh
+	export BASE_REPO=$WORK/base.git WORKTREE=$WORK/worktree
+	run "$TOOLS/bisect-boot"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"setting up: the distro base is not imported in $BASE_REPO; importing it"* ]]
+	[[ "$output" == *"setting up: no worktree at $WORKTREE; making one at the base (make worktree)"* ]]
+	[[ "$output" == *"setting up: applying the series in $COMMITS (make am)"* ]]
+	[[ "$output" == *"series: the worktree's HEAD "*", same as commits/ (3 commits)"* ]]
+	[ "$(tsv | wc -l)" -eq 4 ]
+	[ "$(col 16)" = "GOOD GOOD GOOD GOOD " ]
+	[ "$(git -C "$WORKTREE" rev-list --count kstack-base..HEAD)" -eq 3 ]
+	[[ "$(head -n 1 "$WORK/results/bisect-boot/results.md")" == "series: "*"same as commits/ (3 commits)" ]]
+}
+
+@test "an existing worktree is not touched; a series that is not commits/ is named so" {
+	commit_change kernel/fork.c 's/return 12;/return 120;/' "kernel: a commit not exported"
+	head=$(git -C "$WORKTREE" rev-parse HEAD)
+	run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+	[ "$(git -C "$WORKTREE" rev-parse HEAD)" = "$head" ]
+	[[ "$output" != *"setting up"* ]]
+	[[ "$output" == *"series: "*"NOT the series in commits/: the worktree is ahead"* ]]
+	[[ "$(head -n 1 "$WORK/results/bisect-build/results.md")" == *"NOT the series in commits/: the worktree is ahead"* ]]
+	TIP=HEAD~2 run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"series: TIP=HEAD~2 "*"NOT the series in commits/: TIP's 2 commits differ from it"* ]]
+	git -C "$WORKTREE" reset -q --hard HEAD~1
+	run "$TOOLS/build"
+	[[ "$output" == *"series: the worktree's HEAD "*", same as commits/ (3 commits)"* ]]
+}
+
+@test "an unknown config or arch is an error listing the valid ones, for every tool" {
+	for tool in bisect-build bisect-boot build boot bisect; do
+		CONFIGS=x86_64-typo run "$TOOLS/$tool"
+		[ "$status" -ne 0 ] && [ "$status" -ne 125 ]
+		[[ "$output" == *"unknown config 'x86_64-typo' in CONFIGS="* ]]
+		[[ "$output" == *"Valid configs: x86_64 x86_64-small (or CONFIGS=all)"* ]]
+		ARCHES=sparc64 run "$TOOLS/$tool"
+		[ "$status" -ne 0 ] && [ "$status" -ne 125 ]
+		[[ "$output" == *"unknown arch 'sparc64' in ARCHES="* ]]
+		[[ "$output" == *"Known arches (configs/*.arch): i386 x86_64"* ]]
+	done
+	# tools/boot's status is a verdict: an error is not 1 (bad) but 255
+	CONFIGS=x86_64-typo run "$TOOLS/boot"
+	[ "$status" -eq 255 ]
+	CONFIGS=x86_64-typo run "$TOOLS/bisect-build"
+	[ "$status" -eq 1 ]
+	[ ! -e "$WORK/results/build" ] && [ "$(boots)" -eq 0 ]
+}
+
+@test "TIP=, GOOD= and BAD= that name no commit after the base are errors listing the series" {
+	TIP=nosuch run "$TOOLS/bisect-build"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"TIP=nosuch is not a commit in $BASE_REPO"* ]]
+	[[ "$output" == *"kstack-base (the base)"* ]]
+	[[ "$output" == *" kernel: make step 30 return 300"* ]]
+	GOOD=nosuch run "$TOOLS/bisect"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"GOOD=nosuch is not a commit"* ]]
+	BAD=nosuch run "$TOOLS/bisect"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"BAD=nosuch is not a commit"* ]]
+	[ "$(boots)" -eq 0 ]
+}
+
+@test "boot: GOOD from the replayed console, with the overflow boot; a rerun is cached" {
+	run "$TOOLS/boot"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"== x86_64: GOOD in "* ]]
+	[[ "$output" == *"overflow boot (EXHAUST_STACK, which the stack check must catch): GOOD"* ]]
+	[ "$(boots)" -eq 2 ]
+	grep -q 'kstack_provoke=EXHAUST_STACK stack_check=150' "$FAKE_QEMU_LOG"
+	run "$TOOLS/boot"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"== x86_64: GOOD (cached)"* ]]
+	[ "$(boots)" -eq 2 ]
+}
+
+@test "an overflow boot that did not catch the overflow makes the step BAD, without editing the cache" {
+	FAKE_QEMU_OVERFLOW=$KSTACK_ROOT/tests/fixtures/console/overflow-guard-page-x86_64.log run "$TOOLS/boot"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"== x86_64: BAD in "* ]]
+	result=$(find "$WORK/results/boot" -maxdepth 2 -name result | head -n 1)
+	grep -qx 'status=GOOD' "$result" # the boot itself was good; the step is not
+}
+
+@test "a hang is the kernel's TIMEOUT: exit 1, with the last console lines, and cached" {
+	FAKE_QEMU=hang BOOT_TIMEOUT=2 run "$TOOLS/boot"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"== x86_64: TIMEOUT in "* ]]
+	[[ "$output" == *"last console lines:"* ]]
+	[ "$(recorded_boots)" -eq 2 ] # the boot and its overflow boot
+}
+
+@test "QEMU stopped or killed from outside, or unable to start: an error (255), nothing recorded" {
+	FAKE_QEMU=term run "$TOOLS/boot"
+	[ "$status" -eq 255 ]
+	[[ "$output" == *"QEMU was stopped from outside after "*"terminating on signal 15 from pid 4242"* ]]
+	[[ "$output" == *"cannot test (exit 255)"* ]]
+	FAKE_QEMU=die run "$TOOLS/boot"
+	[ "$status" -eq 255 ]
+	[[ "$output" == *"QEMU exited 137 after "* ]]
+	FAKE_QEMU=fail run "$TOOLS/boot"
+	[ "$status" -eq 255 ]
+	[[ "$output" == *"QEMU exited 1 after "*"Could not open '/nonexistent'"* ]]
+	[ "$(recorded_boots)" -eq 0 ]
+	[[ "$output" != *"== x86_64: "* ]]
+	run "$TOOLS/boot" # the next run boots: nothing was cached
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"== x86_64: GOOD in "* ]]
+}
+
+@test "a payload disk that cannot be made is an error, never a BAD, and nothing is recorded" {
+	cat >"$(stub_dir)/mkfs.ext4" <<'STUB'
+#!/bin/sh
+case " $* " in *" kstack-payload "*) echo "mkfs.ext4: No space left on device" >&2; exit 1 ;; esac
+exec /sbin/mkfs.ext4 "$@"
+STUB
+	chmod +x "$(stub_dir)/mkfs.ext4"
+	run "$TOOLS/boot"
+	[ "$status" -eq 255 ]
+	[[ "$output" == *"could not make the payload disk"*"No space left on device"* ]]
+	[ "$(boots)" -eq 0 ] && [ "$(recorded_boots)" -eq 0 ]
+}
+
+@test "a kernel image that cannot be copied is an error, never OK, and nothing is recorded" {
+	cat >"$(stub_dir)/cp" <<'STUB'
+#!/bin/sh
+for last; do :; done
+case "$last" in */results/build/*/bzImage) echo "cp: error writing '$last': No space left on device" >&2; exit 1 ;; esac
+exec /bin/cp "$@"
+STUB
+	chmod +x "$(stub_dir)/cp"
+	run "$TOOLS/bisect-build"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"could not copy the kernel image"* ]]
+	[ -z "$(compgen -G "$WORK/results/build/*/result")" ]
+	run "$TOOLS/boot"
+	[ "$status" -eq 255 ]
+	rm "$(stub_dir)/cp"
+	run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+	[ "$(tsv_build | cut -f6 | sort -u)" = no ]
+}
+
+tsv_build() { tail -n +2 "$WORK/results/bisect-build/results.tsv"; }
+
+@test "bisect: the first commit whose console is bad, from the replayed consoles" {
+	tree2=$(git -C "$WORKTREE" rev-parse --short=12 'HEAD~1^{tree}')
+	tree3=$(git -C "$WORKTREE" rev-parse --short=12 'HEAD^{tree}')
+	FAKE_QEMU_BAD_TREES="$tree2 $tree3" run "$TOOLS/bisect"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"first bad commit: "*" x86/mm: halve the task stack"* ]]
+	[ -z "$(git -C "$WORK/steps" bisect log 2>/dev/null)" ]
+}
+
+@test "bisect: a step that cannot be tested stops the bisection; no commit is marked" {
+	FAKE_QEMU=fail run "$TOOLS/bisect"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the bisection stopped: a step could not be tested, for a reason that is not the kernel's"* ]]
+	[[ "$output" != *"first bad commit"* ]]
+	run ! grep -q 'is the first bad commit' "$WORK/results/bisect/bisect.log"
+	run ! grep -q '^git bisect \(good\|bad\)' "$WORK/results/bisect/bisect-log.txt"
+	[ "$(recorded_boots)" -eq 0 ]
+}
+
+@test "bisect --step: 0 good, 1 bad, 125 did not build, 255 cannot test" {
+	steps=$(lib prepare_steps_worktree)
+	lib checkout_step "$steps" "$(git -C "$WORKTREE" rev-parse HEAD)"
+	run "$TOOLS/bisect" --step
+	[ "$status" -eq 0 ]
+	FAKE_QEMU_BAD_TREES=$(git -C "$WORKTREE" rev-parse --short=12 'HEAD^{tree}') FORCE=1 run "$TOOLS/bisect" --step
+	[ "$status" -eq 1 ]
+	FAKE_QEMU=die FORCE=1 run "$TOOLS/bisect" --step
+	[ "$status" -eq 255 ]
+	CONFIGS=nope run "$TOOLS/bisect" --step
+	[ "$status" -eq 255 ]
+	sed -i 's/return 5;/return 5 +;/' "$steps/kernel/fork.c"
+	git -C "$steps" commit -q -a -m "kernel: break the build"
+	run "$TOOLS/bisect" --step
+	[ "$status" -eq 125 ]
+}
+
+@test "editing a test module builds the modules and boots again, not the kernels" {
+	"$TOOLS/bisect-boot" 2>/dev/null
+	before=$(boots)
+	echo '/* edited */' >>"$GUEST_DIR/modules/kstack_deep.c"
+	run "$TOOLS/bisect-boot"
+	[ "$status" -eq 0 ]
+	[ "$(col 6)" = "yes yes yes yes " ]  # kernels cached
+	[ "$(col 17)" = "no no no no " ]     # boots redone
+	[ "$(boots)" -eq $((before * 2)) ]
+	[ "$(find "$WORK/results/modules" -mindepth 1 -maxdepth 1 | wc -l)" -eq 8 ]
+}
+
+@test "editing a guest test rebuilds the payload and boots again; nothing else" {
+	"$TOOLS/bisect-boot" 2>/dev/null
+	modules=$(find "$WORK/results/modules" -mindepth 1 -maxdepth 1 | wc -l)
+	echo '/* edited */' >>"$GUEST_DIR/tests/ok.c"
+	run "$TOOLS/bisect-boot"
+	[ "$status" -eq 0 ]
+	[ "$(col 6)" = "yes yes yes yes " ]
+	[ "$(col 17)" = "no no no no " ]
+	[ "$(find "$WORK/results/modules" -mindepth 1 -maxdepth 1 | wc -l)" -eq "$modules" ]
+	[ "$(find "$WORK/payload/x86_64" -mindepth 1 -maxdepth 1 -name 'payload-*' | wc -l)" -eq 2 ]
+	[ "$(grep -c . "$STUB_LOG")" -eq 1 ] # the image was made once
+}
+
+@test "cache keys: the payload's flags and the image's code count; tools/image does not" {
+	payload=$(lib payload_hash x86_64)
+	[ "$(lib eval 'GUEST_TEST_CFLAGS+=(-g); payload_hash x86_64')" != "$payload" ]
+	image=$(lib image_recipe_hash x86_64)
+	[ "$(lib eval 'eval "$(declare -f ensure_image | sed "s/debootstrap --variant/debootstrap --foreign --variant/")"; image_recipe_hash x86_64')" != "$image" ]
+	root=$BATS_TEST_TMPDIR/root
+	cp -a "$KSTACK_ROOT" "$root"
+	echo '# a comment' >>"$root/tools/image"
+	[ "$(bash -c '. "$0/tools/lib.sh"; image_recipe_hash x86_64' "$root")" = "$image" ]
+	# the build's key does not hold the test modules
+	build=$(lib build_key 0123 x86_64)
+	echo '/* edited */' >>"$GUEST_DIR/modules/kstack_deep.c"
+	[ "$(lib build_key 0123 x86_64)" = "$build" ]
+}
