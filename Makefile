@@ -5,7 +5,7 @@
 
 .DEFAULT_GOAL := help
 .PHONY: help deps import worktree am export status build bisect-build image boot \
-	bisect-boot bisect test shellcheck
+	bisect-boot bisect clean-results test shellcheck
 
 help: ## list the targets
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / { printf "  make %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -45,6 +45,9 @@ bisect-boot: ## the main job: build and boot every step base..tip per config, ta
 
 bisect: ## git bisect run with build+boot+tests between the base (GOOD=) and tip (BAD=)
 	@tools/bisect
+
+clean-results: ## remove runs beyond KEEP= (10) per kind, and cached results no kept run names
+	@tools/clean-results
 
 shellcheck: ## shellcheck every script in tools/, tests/, ci/ and .ci/
 	@tools/shellcheck

@@ -16,16 +16,18 @@ setup() {
 	commit_change kernel/fork.c 's/return 4;/return 44;/' "kernel: make step 4 return 44"
 }
 
-tsv() { tail -n +2 "$WORK/results/bisect-build/results.tsv"; }
-field() { tsv | awk -F '\t' -v s="$1" -v c="$2" '$1 == s { print $c }'; }
+# col NAME: a column of the last run's results, one row a line; field STEP
+# NAME: the one of step STEP.
+col() { tsv_cols "$WORK/results/bisect-build/results.tsv" "$1"; }
+field() { tsv_cols "$WORK/results/bisect-build/results.tsv" step "$2" | awk -F '\t' -v s="$1" '$1 == s { print $2 }'; }
 
 @test "every step builds, base first, with a row per step and the table" {
 	run "$TOOLS/bisect-build"
 	[ "$status" -eq 0 ]
-	[ "$(tsv | wc -l)" -eq 3 ]
-	[ "$(tsv | cut -f5 | sort -u)" = OK ]
-	[ "$(field 0 3)" = "base: Import kstack-fake-kernel unknown" ]
-	[ "$(field 2 3)" = "kernel: make step 4 return 44" ]
+	[ "$(col step | wc -l)" -eq 3 ]
+	[ "$(col status | sort -u)" = OK ]
+	[ "$(field 0 subject)" = "base: Import kstack-fake-kernel unknown" ]
+	[ "$(field 2 subject)" = "kernel: make step 4 return 44" ]
 	[[ "$output" == *"[1/3] x86_64 "*"base: Import"* ]]
 	[[ "$output" == *"[3/3] x86_64 "*"kernel: make step 4 return 44"* ]]
 	grep -q '^| step | commit' "$WORK/results/bisect-build/results.md"
@@ -37,16 +39,16 @@ field() { tsv | awk -F '\t' -v s="$1" -v c="$2" '$1 == s { print $c }'; }
 @test "a rerun builds nothing; a changed tip rebuilds only the tip; FORCE=1 rebuilds all" {
 	"$TOOLS/bisect-build" 2>/dev/null
 	run "$TOOLS/bisect-build"
-	[ "$(tsv | cut -f6 | sort -u)" = yes ]
+	[ "$(col cached | sort -u)" = yes ]
 	git -C "$WORKTREE" commit -q --amend -a -m "kernel: make step 4 return 44, reworded"
 	run "$TOOLS/bisect-build"
-	[ "$(tsv | cut -f6 | tr '\n' ' ')" = "yes yes yes " ] # same tree: still cached
+	[ "$(col cached | tr '\n' ' ')" = "yes yes yes " ] # same tree: still cached
 	commit_change kernel/fork.c 's/return 5;/return 55;/' "kernel: step 5"
 	git -C "$WORKTREE" reset -q --soft HEAD~2 && git -C "$WORKTREE" commit -q -m "kernel: steps 4 and 5"
 	run "$TOOLS/bisect-build"
-	[ "$(tsv | cut -f6 | tr '\n' ' ')" = "yes yes no " ]
+	[ "$(col cached | tr '\n' ' ')" = "yes yes no " ]
 	FORCE=1 run "$TOOLS/bisect-build"
-	[ "$(tsv | cut -f6 | sort -u)" = no ]
+	[ "$(col cached | sort -u)" = no ]
 }
 
 @test "a step that does not compile is FAIL with its error line and log; later steps still build" {
@@ -54,11 +56,11 @@ field() { tsv | awk -F '\t' -v s="$1" -v c="$2" '$1 == s { print $c }'; }
 	commit_change kernel/fork.c 's/return 7 +;/return 7;/' "kernel: fix step 7"
 	run "$TOOLS/bisect-build"
 	[ "$status" -eq 1 ]
-	[ "$(field 3 5)" = FAIL ]
-	[[ "$(field 3 15)" == *"kernel/fork.c:7:"*"error: expected expression before"* ]]
-	[ "$(field 4 5)" = OK ]
+	[ "$(field 3 status)" = FAIL ]
+	[[ "$(field 3 first_error)" == *"kernel/fork.c:7:"*"error: expected expression before"* ]]
+	[ "$(field 4 status)" = OK ]
 	[[ "$output" == *"step 3 x86_64 "*": build FAIL: "*"kernel/fork.c:7"* ]]
-	[[ "$output" == *"log: $(field 3 14)/build.log"* ]]
+	[[ "$output" == *"log: $(field 3 result_dir)/build.log"* ]]
 	[[ "$output" == *"1 of 5 steps failed"* ]]
 }
 
@@ -68,9 +70,9 @@ field() { tsv | awk -F '\t' -v s="$1" -v c="$2" '$1 == s { print $c }'; }
 	commit_change kernel/fork.c '1i /* moved down one line */' "kernel: move the code"
 	run "$TOOLS/bisect-build"
 	[ "$status" -eq 0 ]
-	[ "$(field 3 9)" = 1 ]
-	[ "$(field 4 9)" = 0 ] # the same warning on another line is not new
-	[ "$(field 4 8)" = 1 ]
+	[ "$(field 3 new_warnings)" = 1 ]
+	[ "$(field 4 new_warnings)" = 0 ] # the same warning on another line is not new
+	[ "$(field 4 warnings)" = 1 ]
 }
 
 @test "warnings do not depend on the user's locale: gcc's quotes are plain" {
@@ -78,15 +80,15 @@ field() { tsv | awk -F '\t' -v s="$1" -v c="$2" '$1 == s { print $c }'; }
 		"kernel: an unused variable"
 	LANG=C.UTF-8 LC_ALL=C.UTF-8 run "$TOOLS/bisect-build"
 	[ "$status" -eq 0 ]
-	grep -q "unused variable 'unused'" "$(field 3 14)/warnings.txt"
+	grep -q "unused variable 'unused'" "$(field 3 result_dir)/warnings.txt"
 }
 
 @test "checkpatch counts are per commit, none for the base" {
 	commit_change kernel/fork.c 's/return 8;/return 8; \/* FIXME *\//' "kernel: leave a FIXME"
 	run "$TOOLS/bisect-build"
-	[ "$(field 0 13)" = - ]
-	[ "$(field 1 13)" = 0/0/0 ]
-	[ "$(field 3 13)" = 0/0/1 ]
+	[ "$(field 0 checkpatch)" = - ]
+	[ "$(field 1 checkpatch)" = 0/0/0 ]
+	[ "$(field 3 checkpatch)" = 0/0/1 ]
 }
 
 # interruptible COMMAND...: run COMMAND in a process group of its own with
@@ -109,7 +111,7 @@ interruptible() { exec setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' "$@"; 
 	[ -z "$(compgen -G "$WORK/results/build/*/result")" ] # nothing finished, nothing trusted
 	run "$TOOLS/bisect-build"
 	[ "$status" -eq 0 ]
-	[ "$(tsv | cut -f6 | sort -u)" = no ]
+	[ "$(col cached | sort -u)" = no ]
 	[ -z "$(compgen -G "$WORK/results/build/*.tmp.*")" ]
 }
 
@@ -127,10 +129,31 @@ interruptible() { exec setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' "$@"; 
 	[[ "$output" == *"another kstack tool is writing $WORK"* ]]
 }
 
+@test "each step has one record, read by name; KEEP= bounds the runs; clean-results drops what no run names" {
+	KEEP=1 "$TOOLS/bisect-build" 2>/dev/null
+	recs=("$WORK"/results/bisect-build/steps/*.rec)
+	[ "${#recs[@]}" -eq 3 ]
+	grep -qx 'status=OK' "${recs[2]}" && grep -qx 'subject=kernel: make step 4 return 44' "${recs[2]}"
+	commit_change kernel/fork.c 's/return 5;/return 55;/' "kernel: step 5"
+	git -C "$WORKTREE" reset -q --soft HEAD~2 && git -C "$WORKTREE" commit -q -m "kernel: steps 4 and 5"
+	KEEP=1 "$TOOLS/bisect-build" 2>/dev/null
+	[ "$(find "$WORK/results/runs" -mindepth 1 -maxdepth 1 -name 'bisect-build-*' | wc -l)" -eq 1 ]
+	[ "$(find "$WORK/results/build" -mindepth 1 -maxdepth 1 | wc -l)" -eq 4 ]
+	KEEP=1 run "$TOOLS/clean-results"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"removed 2 cached results that no kept run names"* ]] # the old tip's build and modules
+	[ "$(find "$WORK/results/build" -mindepth 1 -maxdepth 1 | wc -l)" -eq 3 ]
+	run "$TOOLS/bisect-build"
+	[ "$(col cached | sort -u)" = yes ]
+	KEEP=x run "$TOOLS/bisect-build"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"KEEP=x is not a number of runs to keep"* ]]
+}
+
 @test "both arches: a column per config in the table" {
 	ARCHES="x86_64 i386" CONFIGS="x86_64 i386" run "$TOOLS/bisect-build"
 	[ "$status" -eq 0 ]
-	[ "$(tsv | wc -l)" -eq 6 ]
+	[ "$(col step | wc -l)" -eq 6 ]
 	[[ "$(sed -n 3p "$WORK/results/bisect-build/results.md")" == *"| x86_64 | i386 |"* ]]
 }
 
@@ -158,7 +181,7 @@ interruptible() { exec setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' "$@"; 
 	run "$TOOLS/bisect-build"
 	[ "$status" -eq 0 ]
 	[ "$(find "$WORK/results/modules" -name kstack_irqstack.ko | wc -l)" -eq 3 ]
-	for dir in $(tsv | cut -f14); do
+	for dir in $(col result_dir); do
 		[ -f "$dir/module-kit.tar.gz" ] && [ ! -e "$dir/modules" ]
 	done
 }

@@ -17,8 +17,7 @@ setup() {
 	make_series
 }
 
-tsv() { tail -n +2 "$WORK/results/bisect-boot/results.tsv"; }
-col() { tsv | cut -f"$1" | tr '\n' ' '; }
+col() { tsv_cols "$WORK/results/bisect-boot/results.tsv" "$1" | tr '\n' ' '; }
 boots() { grep -c . "$FAKE_QEMU_LOG" 2>/dev/null || echo 0; }
 recorded_boots() { find "$WORK/results/boot" -name boot.info 2>/dev/null | wc -l; }
 
@@ -31,8 +30,8 @@ recorded_boots() { find "$WORK/results/boot" -name boot.info 2>/dev/null | wc -l
 	[[ "$output" == *"setting up: no worktree at $WORKTREE; making one at the base (make worktree)"* ]]
 	[[ "$output" == *"setting up: applying the series in $COMMITS (make am)"* ]]
 	[[ "$output" == *"series: the worktree's HEAD "*", same as commits/ (3 commits)"* ]]
-	[ "$(tsv | wc -l)" -eq 4 ]
-	[ "$(col 16)" = "GOOD GOOD GOOD GOOD " ]
+	[ "$(col step | wc -w)" -eq 4 ]
+	[ "$(col boot)" = "GOOD GOOD GOOD GOOD " ]
 	[ "$(git -C "$WORKTREE" rev-list --count kstack-base..HEAD)" -eq 3 ]
 	[[ "$(head -n 1 "$WORK/results/bisect-boot/results.md")" == "series: "*"same as commits/ (3 commits)" ]]
 }
@@ -165,10 +164,8 @@ STUB
 	rm "$(stub_dir)/cp"
 	run "$TOOLS/bisect-build"
 	[ "$status" -eq 0 ]
-	[ "$(tsv_build | cut -f6 | sort -u)" = no ]
+	[ "$(tsv_cols "$WORK/results/bisect-build/results.tsv" cached | sort -u)" = no ]
 }
-
-tsv_build() { tail -n +2 "$WORK/results/bisect-build/results.tsv"; }
 
 @test "bisect: the first commit whose console is bad, from the replayed consoles" {
 	tree2=$(git -C "$WORKTREE" rev-parse --short=12 'HEAD~1^{tree}')
@@ -212,8 +209,8 @@ tsv_build() { tail -n +2 "$WORK/results/bisect-build/results.tsv"; }
 	echo '/* edited */' >>"$GUEST_DIR/modules/kstack_deep.c"
 	run "$TOOLS/bisect-boot"
 	[ "$status" -eq 0 ]
-	[ "$(col 6)" = "yes yes yes yes " ]  # kernels cached
-	[ "$(col 17)" = "no no no no " ]     # boots redone
+	[ "$(col cached)" = "yes yes yes yes " ]  # kernels cached
+	[ "$(col boot_cached)" = "no no no no " ]     # boots redone
 	[ "$(boots)" -eq $((before * 2)) ]
 	[ "$(find "$WORK/results/modules" -mindepth 1 -maxdepth 1 | wc -l)" -eq 8 ]
 }
@@ -224,8 +221,8 @@ tsv_build() { tail -n +2 "$WORK/results/bisect-build/results.tsv"; }
 	echo '/* edited */' >>"$GUEST_DIR/tests/ok.c"
 	run "$TOOLS/bisect-boot"
 	[ "$status" -eq 0 ]
-	[ "$(col 6)" = "yes yes yes yes " ]
-	[ "$(col 17)" = "no no no no " ]
+	[ "$(col cached)" = "yes yes yes yes " ]
+	[ "$(col boot_cached)" = "no no no no " ]
 	[ "$(find "$WORK/results/modules" -mindepth 1 -maxdepth 1 | wc -l)" -eq "$modules" ]
 	[ "$(find "$WORK/payload/x86_64" -mindepth 1 -maxdepth 1 -name 'payload-*' | wc -l)" -eq 2 ]
 	[ "$(grep -c . "$STUB_LOG")" -eq 1 ] # the image was made once

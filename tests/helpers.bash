@@ -191,6 +191,18 @@ setup_fake_boot() {
 	unset FAKE_QEMU FAKE_QEMU_BAD_TREES
 }
 
+# tsv_cols TSV NAME...: the named columns of every row of a results.tsv,
+# tab-separated, found by the header's names (an unknown name fails).
+tsv_cols() {
+	local tsv=$1
+	shift
+	awk -F '\t' -v names="$*" '
+		NR == 1 { n = split(names, want, " "); for (i = 1; i <= NF; i++) at[$i] = i
+			for (k = 1; k <= n; k++) if (!(want[k] in at)) { print "no column " want[k] >"/dev/stderr"; exit 2 }
+			next }
+		{ line = ""; for (k = 1; k <= n; k++) line = line (k > 1 ? "\t" : "") $(at[want[k]]); print line }' "$tsv"
+}
+
 # lib FUNCTION ARGS...: call a tools/lib.sh function in a shell of its own.
 lib() {
 	bash -c '. "$0/tools/lib.sh"; "$@"' "$KSTACK_ROOT" "$@"

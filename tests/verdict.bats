@@ -91,6 +91,23 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 	[[ "$output" == *"recursive_loop+0x3b/0x60"* ]]
 }
 
+@test "the console reader is built from tools/src/verdict.c once; one that does not build is an error (2)" {
+	export WORK=$BATS_TEST_TMPDIR/work
+	run "$TOOLS/verdict" "$FIX/clean-x86_64.log"
+	[ "$status" -eq 0 ]
+	[ "$(find "$WORK/bin" -name 'verdict-*' | wc -l)" -eq 1 ]
+	run "$TOOLS/verdict" "$FIX/panic-no-root.log"
+	[ "$status" -eq 1 ]
+	[ "$(find "$WORK/bin" -name 'verdict-*' | wc -l)" -eq 1 ]
+	root=$BATS_TEST_TMPDIR/root
+	mkdir -p "$root" && cp -a "$KSTACK_ROOT/tools" "$root/"
+	echo 'int broken(void) { return }' >>"$root/tools/src/verdict.c"
+	run "$root/tools/verdict" "$FIX/clean-x86_64.log"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"tools/src/verdict.c does not build with gcc"* ]]
+	[[ "$output" != *"verdict="* ]]
+}
+
 @test "a missing log is an error, not a verdict" {
 	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/none.log"
 	[ "$status" -eq 2 ] # 1 is BAD

@@ -18,20 +18,20 @@ steps() { echo $(($(git -C "$WORKTREE" rev-list --count kstack-base..HEAD) + 1))
 	[ -f "$tsv" ] && [ -f "$WORK/results/bisect-build/results.md" ]
 	# one row per step and config, every one OK, with a bzImage and a size
 	[ "$(tail -n +2 "$tsv" | wc -l)" -eq $(($(steps) * 2)) ]
-	[ "$(tail -n +2 "$tsv" | cut -f5 | sort -u)" = OK ]
-	[ -z "$(tail -n +2 "$tsv" | awk -F '\t' '$10 < 1000000 || $11 < 1000000')" ]
+	[ "$(tsv_cols "$tsv" status | sort -u)" = OK ]
+	[ -z "$(tsv_cols "$tsv" bzimage_bytes text_bytes | awk -F '\t' '$1 < 1000000 || $2 < 1000000')" ]
 	# progress lines and the table's header
 	[[ "$output" == *"[1/$(($(steps) * 2))] i386"* ]]
 	[[ "$output" == *"| step | commit"*"| i386-small "*"| x86_64-small "* ]]
 	# checkpatch ran on every commit but the base
-	[ -z "$(awk -F '\t' 'NR > 1 && $1 != 0 && $13 !~ /^[0-9]+\/[0-9]+\/[0-9]+$/' "$tsv")" ]
+	[ -z "$(tsv_cols "$tsv" step checkpatch | awk -F '\t' '$1 != 0 && $2 !~ /^[0-9]+\/[0-9]+\/[0-9]+$/')" ]
 }
 
 @test "a rerun with nothing changed builds nothing: every step is cached" {
 	run "$TOOLS/bisect-build"
 	[ "$status" -eq 0 ]
 	tsv=$WORK/results/bisect-build/results.tsv
-	[ "$(tail -n +2 "$tsv" | cut -f6 | sort -u)" = yes ]
+	[ "$(tsv_cols "$tsv" cached | sort -u)" = yes ]
 	[[ "$output" == *"OK (cached)"* ]]
 }
 
@@ -43,11 +43,11 @@ steps() { echo $(($(git -C "$WORKTREE" rev-list --count kstack-base..HEAD) + 1))
 	FORCE=1 "$TOOLS/worktree" 2>/dev/null
 	[ "$status" -eq 1 ]
 	tsv=$WORK/results/bisect-build/results.tsv
-	broken=$(awk -F '\t' '$3 == "kernel/fork: break the build on purpose"' "$tsv")
-	[ "$(cut -f5 <<<"$broken")" = FAIL ]
-	[[ "$(cut -f15 <<<"$broken")" == *"kernel/fork.c:"*"error:"* ]]
-	[ "$(awk -F '\t' '$3 ~ /^Revert "kernel\/fork: break/ { print $5 }' "$tsv")" = OK ]
+	broken=$(tsv_cols "$tsv" subject status first_error result_dir | awk -F '\t' '$1 == "kernel/fork: break the build on purpose"')
+	[ "$(cut -f2 <<<"$broken")" = FAIL ]
+	[[ "$(cut -f3 <<<"$broken")" == *"kernel/fork.c:"*"error:"* ]]
+	[ "$(tsv_cols "$tsv" subject status | awk -F '\t' '$1 ~ /^Revert "kernel\/fork: break/ { print $2 }')" = OK ]
 	[[ "$output" == *"Failures:"* ]]
-	[[ "$output" == *"$(cut -f14 <<<"$broken")/build.log"* ]]
+	[[ "$output" == *"$(cut -f4 <<<"$broken")/build.log"* ]]
 	[[ "$output" == *"1 of "*" steps failed"* ]]
 }

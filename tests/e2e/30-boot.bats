@@ -7,21 +7,20 @@ load ../helpers
 
 setup_file() { setup_e2e_series; }
 
-rows() { tail -n +2 "$WORK/results/bisect-boot/results.tsv"; }
-column() { rows | cut -f"$1" | sort -u; }
+column() { tsv_cols "$WORK/results/bisect-boot/results.tsv" "$@" | sort -u; }
 
 @test "bisect-boot builds and boots every step on every arch; the guest tests pass" {
 	run "$TOOLS/bisect-boot"
 	echo "$output" >"$WORK/bisect-boot.out"
 	[ "$status" -eq 0 ]
-	[ "$(rows | wc -l)" -eq $((($(git -C "$WORKTREE" rev-list --count kstack-base..HEAD) + 1) * 2)) ]
-	[ "$(column 16)" = GOOD ]
-	[ "$(column 20)" = 0 ]                        # tests failed
-	[ -z "$(rows | awk -F '\t' '$19 < 5')" ]      # at least 5 tests passed per boot
-	[ "$(column 21)" = 0 ]                        # no kernel trouble
+	[ "$(column step config | wc -l)" -eq $((($(git -C "$WORKTREE" rev-list --count kstack-base..HEAD) + 1) * 2)) ]
+	[ "$(column boot)" = GOOD ]
+	[ "$(column tests_failed)" = 0 ]                        # tests failed
+	[ -z "$(column tests_passed | awk '$1 < 5')" ] # at least 5 tests passed per boot
+	[ "$(column kernel_trouble)" = 0 ]                        # no kernel trouble
 	[[ "$output" == *"| boots "* ]]
 	# the guest measured the kernel stack per thread for each arch
-	for dir in $(rows | cut -f23); do
+	for dir in $(column boot_dir); do
 		grep -q '^metric kernel_stack_bytes_per_thread=' "$dir/verdict.txt"
 	done
 	# from the stack check's commit on, every boot had an overflow boot
@@ -36,7 +35,7 @@ column() { rows | cut -f"$1" | sort -u; }
 		grep -q 'entering recursive_loop.*warning at 50%\|(.*warning at 50%) entering recursive_loop' "$boot_dir/overflow/verdict.txt"
 		grep -q '^metric stack_check_task_warning_percent=' "$boot_dir/verdict.txt"
 		checked=$((checked + 1))
-	done < <(rows | cut -f14,23)
+	done < <(column result_dir boot_dir)
 	[ "$checked" -ge 2 ]
 	[[ "$output" == *"EXHAUST_STACK overflow caught by the stack check: yes"* ]]
 }
@@ -44,8 +43,8 @@ column() { rows | cut -f"$1" | sort -u; }
 @test "a rerun with nothing changed boots nothing: every verdict is cached" {
 	run "$TOOLS/bisect-boot"
 	[ "$status" -eq 0 ]
-	[ "$(column 17)" = yes ]
-	[ "$(column 6)" = yes ]
+	[ "$(column boot_cached)" = yes ]
+	[ "$(column cached)" = yes ]
 }
 
 @test "make boot on the clean worktree gives the tip's verdict from the cache, exit 0" {

@@ -1,0 +1,102 @@
+# shellcheck shell=bash
+# tools/lib/kstack-tests.sh: What belongs to this series' tests, behind the
+# series hooks that qemu.sh and steps.sh call (series_boot_args,
+# series_extra_boots, series_outcome, series_boot_key, series_verdict_flags):
+# the task stack size the build has, whether it has the stack check, and the
+# overflow boot. Another series gives its own file with the same functions
+# (SERIES_TESTS=).
+
+# task_stack_bytes_of BUILD_DIR ARCH: the task stack size a build has: from
+# its .config's CONFIG_X86_TASK_STACK_ORDER (plus KASAN's order on x86_64)
+# where the tree has the option, else the arch's stock size.
+task_stack_bytes_of() {
+	local config=$1/config order
+	load_arch "$2"
+	order=$(sed -n 's/^CONFIG_X86_TASK_STACK_ORDER=//p' "$config" 2>/dev/null)
+	if [ -z "$order" ]; then
+		printf '%s\n' "$task_stack_bytes"
+		return
+	fi
+	if [ "$kernel_arch" = x86_64 ] && grep -q '^CONFIG_KASAN=y' "$config"; then
+		order=$((order + 1))
+	fi
+	printf '%s\n' "$((4096 << order))"
+}
+
+# has_stack_check BUILD_DIR: the build has the series' stack check.
+has_stack_check() {
+	grep -q '^CONFIG_X86_STACK_CHECK=y' "$1/config" 2>/dev/null
+}
+
+# --- the hooks ---------------------------------------------------------------
+
+# series_boot_args BUILD_DIR ARCH: kernel parameters of every boot, which
+# guest-image/run-tests and the guest tests read: the task stack the build
+# has, the arch's stock one, whether the build has the stack check.
+series_boot_args() {
+	local check=0 size
+	! has_stack_check "$1" || check=1
+	size=$(task_stack_bytes_of "$1" "$2")
+	load_arch "$2"
+	printf 'kstack_thread_size=%s kstack_stock_thread_size=%s kstack_stack_check=%s\n' \
+		"$size" "$task_stack_bytes" "$check"
+}
+
+# series_verdict_flags KIND: how tools/verdict reads a boot of KIND.
+series_verdict_flags() {
+	case "$1" in
+	overflow) echo --expect-overflow ;;
+	esac
+}
+
+# OVERFLOW_CRASH: what the overflow boot provokes (LKDTM's deep recursion).
+# OVERFLOW_ARGS: the provocation, and a threshold the kernel must refuse at
+# boot, keeping 50% (the verdict's metric stack_check_boot_param_refused).
+OVERFLOW_CRASH=EXHAUST_STACK
+OVERFLOW_ARGS="kstack_provoke=$OVERFLOW_CRASH stack_check=150"
+
+# series_extra_boots ARCH BUILD_DIR MODULES PAYLOAD TREE BOOT_DIR: after the
+# boot with the tests, for a build with the stack check, a second boot
+# (BOOT_DIR/overflow, cached like the first) that provokes a stack overflow,
+# which the check must catch: warn, report, then panic.
+series_extra_boots() {
+	local arch=$1 build_dir=$2 modules=$3 payload=$4 tree=$5 boot_dir=$6
+	has_stack_check "$build_dir" || return 0
+	if [ ! -f "$boot_dir/overflow/boot.info" ] || [ "${FORCE:-0}" = 1 ]; then
+		boot_kernel "$arch" "$build_dir" "$modules" "$payload" "$tree" "$boot_dir/overflow" \
+			overflow "$OVERFLOW_ARGS"
+	else
+		boot_verdict "$boot_dir/overflow"
+	fi
+}
+
+# series_boot_key: what decides the series' boots, for the boot cache key.
+series_boot_key() {
+	declare -f series_boot_args series_verdict_flags series_extra_boots task_stack_bytes_of has_stack_check
+	printf '%s\n' "$OVERFLOW_ARGS"
+}
+
+# series_outcome BOOT_DIR: join the extra boots to the step's verdict
+# (BOOT_STATUS, set from the boot with the tests): BAD when an overflow boot
+# did not catch its overflow. Sets OVERFLOW_CAUGHT (yes, no, or - without
+# one) and SERIES_NOTE_TEXT for the progress line. Reads; writes nothing.
+series_outcome() {
+	local dir=$1
+	OVERFLOW_CAUGHT=- SERIES_NOTE_TEXT=''
+	[ -f "$dir/overflow/result" ] || return 0
+	OVERFLOW_CAUGHT=$(result_field "$dir/overflow" overflow_caught)
+	[ "$(result_field "$dir/overflow" status)" = GOOD ] || OVERFLOW_CAUGHT=no
+	[ -n "$OVERFLOW_CAUGHT" ] || OVERFLOW_CAUGHT=no
+	if [ "$OVERFLOW_CAUGHT" != yes ] && [ "$BOOT_STATUS" = GOOD ]; then
+		BOOT_STATUS=BAD
+	fi
+	SERIES_NOTE_TEXT=", $OVERFLOW_CRASH overflow caught by the stack check: $OVERFLOW_CAUGHT"
+}
+
+# series_show_boots BOOT_DIR: the extra boots' verdicts, for tools/boot.
+series_show_boots() {
+	[ -f "$1/overflow/verdict.txt" ] || return 0
+	printf '   overflow boot (%s, which the stack check must catch): %s (console: %s/overflow/console.log)\n' \
+		"$OVERFLOW_CRASH" "$(result_field "$1/overflow" status)" "$1"
+	sed 's/^/      /' "$1/overflow/verdict.txt"
+}
