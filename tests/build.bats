@@ -107,6 +107,10 @@ selected() { lib eval 'select_configs; printf "%s\n" "${SELECTED[@]}"'; }
 	CONFIGS_DIR=$WORK/configs run lib config_fragments x86_64-tiny
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"config x86_64-tiny needs the fragment configs/x86_64-tiny.config, which is missing"* ]]
+	# ... before anything is built: selecting it is the error
+	CONFIGS_DIR=$WORK/configs ARCHES=x86_64 CONFIGS=x86_64-tiny run selected
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"config x86_64-tiny needs the fragment configs/x86_64-tiny.config, which is missing"* ]]
 	CONFIGS_DIR=$WORK/configs run lib config_fragments x86_64
 	[ "$status" -eq 0 ]
 	[ "$output" = "$WORK/configs/guest.config

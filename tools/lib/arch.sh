@@ -103,6 +103,10 @@ select_configs() {
 	fi
 	[ "${#wanted[@]}" -gt 0 ] || die "no config selected (CONFIGS='${CONFIGS:-}')" \
 		"Valid configs: ${all[*]} (or CONFIGS=all)"
+	# every fragment of every selected config is there (die names a missing one)
+	for config in "${wanted[@]}"; do
+		config_fragments "$config" >/dev/null
+	done
 	SELECTED=("${wanted[@]}")
 }
 
@@ -129,11 +133,12 @@ config_identity() {
 	local config=$1
 	load_arch "$(arch_of "$config")"
 	printf 'config %s\nkernel_arch %s\nbase_config %s\n' "$config" "$kernel_arch" "$base_config"
-	local fragment
+	local fragment list
+	list=$(config_fragments "$config")
 	while read -r fragment; do
 		printf '== %s\n' "$(basename "$fragment")"
 		cat "$fragment"
-	done < <(config_fragments "$config")
+	done <<<"$list"
 	printf '== build code\n'
 	declare -f kernel_make merge_kernel_config save_module_kit warning_keys
 	printf '%s\n' "${MODULE_KIT[@]}"

@@ -26,7 +26,9 @@ kernel_make() {
 # in O/kstack-config-check.txt.
 merge_kernel_config() {
 	local src=$1 o=$2 config=$3 frags
-	mapfile -t frags < <(config_fragments "$config")
+	local list
+	list=$(config_fragments "$config") || return 1
+	mapfile -t frags <<<"$list"
 	load_arch "$(arch_of "$config")"
 	mkdir -p "$o"
 	kernel_make "$src" "$o" "$config" "$base_config" &&

@@ -58,7 +58,9 @@ ccache_hit_rate() {
 
 # build_key TREE CONFIG: the cache key of building TREE in CONFIG.
 build_key() {
-	printf 'tree %s\n%s\n' "$1" "$(config_identity "$2")" | sha256sum | cut -c1-16
+	local identity
+	identity=$(config_identity "$2")
+	printf 'tree %s\n%s\n' "$1" "$identity" | sha256sum | cut -c1-16
 }
 
 # boot_key BUILD_KEY MODULES_KEY ARCH PAYLOAD: the cache key of booting a
