@@ -12,7 +12,7 @@ make_fake_kernel() {
 	local dir=$1 src=$1/src/linux-fake
 	mkdir -p "$src/arch/x86/include/asm" "$src/kernel" "$src/scripts" "$src/Documentation" \
 		"$src/tools/testing/selftests"
-	# The guest tests' harness comes from the base (tools/lib.sh's payload).
+	# The guest tests' harness comes from the base (tools/lib/payload.sh).
 	printf '/* fake kselftest_harness.h */\n' >"$src/tools/testing/selftests/kselftest_harness.h"
 	printf '/* fake kselftest.h */\n' >"$src/tools/testing/selftests/kselftest.h"
 	printf 'Linux kernel, a fake one for the kstack tests.\n' >"$src/README"
