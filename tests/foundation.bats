@@ -254,6 +254,22 @@ setup() { setup_test_work; }
 	[ -z "$(git -C "$WORKTREE" status --porcelain)" ]
 }
 
+@test "recreating a worktree: behind commits/ loses nothing and goes; diverged is refused and says so" {
+	make_series
+	# commits/ changed since the worktree took it (here: a patch dropped).
+	rm "$COMMITS/0003-kernel-make-step-30-return-300.patch"
+	commit_change kernel/fork.c 's/return 5;/return 55;/' "kernel: step 5 returns 55"
+	run "$TOOLS/worktree"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"the worktree and commits/ diverged"* ]]
+	[[ "$output" == *"kernel: step 5 returns 55"* ]]
+	[ "$(git -C "$WORKTREE" rev-list --count kstack-base..HEAD)" -eq 4 ]
+	git -C "$WORKTREE" reset -q --hard HEAD~1
+	run "$TOOLS/worktree"
+	[ "$status" -eq 0 ]
+	[ "$(git -C "$WORKTREE" rev-parse HEAD)" = "$(git -C "$WORKTREE" rev-parse kstack-base)" ]
+}
+
 @test "recreating a worktree whose commits are all exported resets it to the base" {
 	make_series
 	run "$TOOLS/worktree"
