@@ -5,7 +5,7 @@
 
 .DEFAULT_GOAL := help
 .PHONY: help deps import worktree am export status build bisect-build image boot \
-	bisect-boot bisect clean-results test shellcheck
+	bisect-boot bisect clean-results test shellcheck review send trailers
 
 help: ## list the targets
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / { printf "  make %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -45,6 +45,15 @@ bisect-boot: ## the main job: build and boot every step base..tip per config, ta
 
 bisect: ## git bisect run with build+boot+tests between the base (GOOD=) and tip (BAD=)
 	@tools/bisect
+
+review: ## checkpatch --strict and get_maintainer.pl per commit, offline; exit 1 on an error or warning
+	@tools/review
+
+send: ## the series as mail vN in WORK/outbox (a dry run); SEND=1 sends, SEND=reflect to yourself
+	@tools/send
+
+trailers: ## take Reviewed-by/Acked-by/Tested-by from a reply mbox (MBOX=) into the worktree's commits
+	@tools/trailers
 
 clean-results: ## remove runs beyond KEEP= (10) per kind, and cached results no kept run names
 	@tools/clean-results

@@ -64,10 +64,21 @@ cat "$@" >>"$base"
 SCRIPT
 	cat >"$src/scripts/checkpatch.pl" <<'SCRIPT'
 #!/usr/bin/perl
-# fake: count the patch's lines, and one CHECK per "FIXME" it adds
-my ($lines, $checks) = (0, 0);
-while (<STDIN>) { $lines++; $checks++ if /^\+.*FIXME/; }
-print "total: 0 errors, 0 warnings, $checks checks, $lines lines checked\n";
+# fake: one CHECK per "FIXME" the patch adds, one WARNING per "WARNME";
+# with --terse (make review) one line each, else the summary line.
+my $terse = grep { $_ eq '--terse' } @ARGV;
+my @files = grep { !/^-/ } @ARGV;
+my $name = @files ? $files[0] : '-';
+my ($lines, $checks, $warnings) = (0, 0, 0);
+my $in = \*STDIN;
+if (@files && $files[0] ne '-') { open($in, '<', $files[0]) or die "$files[0]: $!"; }
+while (<$in>) {
+	$lines++;
+	if (/^\+.*FIXME/) { $checks++; print "$name:$lines: CHECK: FIXME added\n" if $terse; }
+	if (/^\+.*WARNME/) { $warnings++; print "$name:$lines: WARNING: WARNME added\n" if $terse; }
+}
+print "total: 0 errors, $warnings warnings, $checks checks, $lines lines checked\n" unless $terse;
+exit($warnings ? 1 : 0);
 SCRIPT
 	chmod +x "$src/scripts/checkpatch.pl" "$src/scripts/kconfig/merge_config.sh"
 	# A file that the tree's own .gitignore hides: the import must keep it.
@@ -76,6 +87,8 @@ SCRIPT
 	printf 'a tracked file that matches .gitignore\n' >"$src/kernel/kept.o"
 	printf 'line one\r\nline two\r\n' >"$src/Documentation/crlf.txt"
 	ln -s ../README "$src/Documentation/README.link"
+	# More of a kernel tree for a test file that needs it (mail.bats).
+	[ -z "${FAKE_KERNEL_EXTRA:-}" ] || cp -a "$FAKE_KERNEL_EXTRA"/. "$src"/
 	tar -C "$dir/src" -cJf "$dir/linux-fake.tar.xz" linux-fake
 	rm -rf "$dir/src"
 	cat >"$dir/upstream-base.txt" <<EOF

@@ -12,6 +12,8 @@
 #   qemu      a boot in QEMU and its verdict
 #   steps     one step: build then boot, each cached by what decides it
 #   run       a run over every step: records, the table
+#   mail      review (checkpatch, recipients), the sender, versions (tags)
+#   cover     a version's cover letter: base, test matrix, figures, changelog
 # and then the series' own tests, behind the hooks qemu and steps call
 # (SERIES_TESTS=, default tools/lib/kstack-tests.sh).
 
@@ -38,6 +40,10 @@ KSTACK_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")/lib" && pwd)
 . "$KSTACK_LIB/steps.sh"
 # shellcheck source=lib/run.sh
 . "$KSTACK_LIB/run.sh"
+# shellcheck source=lib/mail.sh
+. "$KSTACK_LIB/mail.sh"
+# shellcheck source=lib/cover.sh
+. "$KSTACK_LIB/cover.sh"
 SERIES_TESTS=${SERIES_TESTS:-$KSTACK_LIB/kstack-tests.sh}
 # shellcheck source=lib/kstack-tests.sh
 . "$SERIES_TESTS"

@@ -100,3 +100,23 @@ series_show_boots() {
 		"$OVERFLOW_CRASH" "$(result_field "$1/overflow" status)" "$1"
 	sed 's/^/      /' "$1/overflow/verdict.txt"
 }
+
+# series_cover_figures TSV: the figures a cover letter gives, from the tip's
+# boots in a bisect-boot run: the task stack per thread as KernelStack in
+# /proc/meminfo measured it (the kernel_stack guest test), the least stack
+# left, and whether the overflow boot's overflow was caught by the check.
+series_cover_figures() {
+	local tsv=$1 last config boot_dir left line per caught
+	last=$(tsv_column "$tsv" step | sort -n | tail -n 1)
+	printf 'Measured at the tip (%s of them), per config:\n' "$last"
+	while IFS=$'\t' read -r config boot_dir left; do
+		per=- caught=-
+		if [ -f "$boot_dir/console.log" ]; then
+			line=$(grep -o 'KernelStack: [0-9]* kB before, [0-9]* kB after [0-9]* threads' "$boot_dir/console.log" | tail -n 1 || true)
+			[ -z "$line" ] || per=$(awk '{ printf "%d", ($5 - $2) * 1024 / $8 }' <<<"$line")
+		fi
+		[ ! -f "$boot_dir/overflow/result" ] || caught=$(result_field "$boot_dir/overflow" overflow_caught)
+		printf '  %-14s KernelStack %s bytes per thread; least stack left %s bytes;\n' "$config" "$per" "$left"
+		printf '  %-14s %s overflow caught by the stack check: %s\n' "" "$OVERFLOW_CRASH" "${caught:-no}"
+	done < <(tsv_column "$tsv" step config boot_dir least_stack_bytes_left | awk -F '\t' -v s="$last" '$1 == s { print $2 "\t" $3 "\t" $4 }')
+}

@@ -9,7 +9,7 @@
 # shellcheck disable=SC2034 # used by tools/deps
 ALL_PACKAGES=(git xz-utils linux-source-6.1 gcc make flex bison bc libelf-dev
 	libssl-dev cpio ccache b4 qemu-system-x86 debootstrap e2fsprogs bats
-	shellcheck gcc-multilib libc6-dev)
+	shellcheck gcc-multilib libc6-dev perl python3-ply python3-git codespell git-email)
 
 missing_packages() {
 	local pkg status
@@ -55,3 +55,8 @@ BOOT_PACKAGES=(qemu-system-x86 gcc libc6-dev gcc-multilib e2fsprogs)
 BUILD_PACKAGES=(gcc make flex bison bc libelf-dev libssl-dev cpio ccache perl)
 # shellcheck disable=SC2034 # used by the tools
 IMAGE_PACKAGES=(debootstrap e2fsprogs)
+
+# make review: checkpatch runs scripts/spdxcheck.py (python3-ply, python3-git);
+# codespell is used when present. git-email: SEND= only.
+# shellcheck disable=SC2034 # used by the tools
+REVIEW_PACKAGES=(git perl python3-ply python3-git codespell)

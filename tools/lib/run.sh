@@ -7,7 +7,7 @@
 # The fields of a step's record, one per step and config: the build, the
 # test modules, the boot. In a run that only builds, the boot fields are
 # "-". results.tsv has them as its columns, by name.
-RECORD_FIELDS=(step commit subject config status cached seconds warnings new_warnings
+RECORD_FIELDS=(step commit tree subject config status cached seconds warnings new_warnings
 	bzimage_bytes text_bytes text_delta checkpatch result_dir first_error modules_dir
 	boot boot_cached boot_seconds tests_passed tests_failed kernel_trouble
 	new_kernel_trouble boot_dir least_stack_bytes_left boot_note)
@@ -161,11 +161,12 @@ bisect_steps() {
 	local total=$((${#steps[@]} * ${#selected[@]})) n=0 failed=0 start
 	start=$(now)
 	local -A prev_warnings prev_trouble base_text
-	local k commit subject short checkpatch config build_dir new
+	local k commit subject short tree checkpatch config build_dir new
 	for k in "${!steps[@]}"; do
 		commit=${steps[$k]}
 		subject=$(git --git-dir="$BASE_REPO" log -1 --format=%s "$commit")
 		short=$(git --git-dir="$BASE_REPO" rev-parse --short=12 "$commit")
+		tree=$(git --git-dir="$BASE_REPO" rev-parse "$commit^{tree}")
 		[ "$k" -gt 0 ] || subject="base: $subject"
 		checkpatch=-
 		[ "$k" -eq 0 ] || checkpatch=$(checkpatch_step "$commit" "$(prepare_steps_worktree)")
@@ -173,7 +174,7 @@ bisect_steps() {
 			n=$((n + 1))
 			say "[$n/$total] $config $short $subject (elapsed $(elapsed_since "$start") s)"
 			record_start
-			REC[step]=$k REC[commit]=$short REC[subject]=$subject REC[config]=$config REC[checkpatch]=$checkpatch
+			REC[step]=$k REC[commit]=$short REC[tree]=$tree REC[subject]=$subject REC[config]=$config REC[checkpatch]=$checkpatch
 			step_build "$commit" "$config"
 			build_dir=$STEP_RESULT
 			REC[status]=$STEP_BUILD REC[cached]=$STEP_CACHED REC[result_dir]=$build_dir
