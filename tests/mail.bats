@@ -286,3 +286,46 @@ send_and_review_patch2() {
 	[[ "$output" == *"apt-get install b4"* ]]
 	[ "$(git -C "$WORKTREE" rev-parse HEAD)" = "$head" ]
 }
+
+@test "send: the cover letter's test matrix and figures come from the bisect-boot run of these trees" {
+	setup_fake_boot
+	export CCACHE_DISABLE=1 ARCHES=x86_64 CONFIGS=x86_64 BOOT_TIMEOUT=30
+	"$TOOLS/bisect-boot" 2>/dev/null
+	run "$TOOLS/send"
+	[ "$status" -eq 0 ]
+	local cover
+	cover=$(outbox 1)/0000-cover-letter.patch
+	grep -qE '^  1/3  kernel: make step 3 return 33 +GOOD 5/0 *$' "$cover"
+	grep -qE '^  3/3  kernel: make step 30 return 300 +GOOD 5/0 *$' "$cover"
+	# the fixture console's KernelStack line: (3712 - 508) kB / 200 threads
+	grep -q 'x86_64         KernelStack 16404 bytes per thread' "$cover"
+	run ! grep -q 'NOT YET' "$cover"
+	SEND=1 run "$TOOLS/send"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c '\.patch$' "$SENT_LOG")" -eq 4 ]
+	# a commit changed since the run: its tree has no results any more
+	commit_change kernel/fork.c 's/return 9;/return 99;/' "kernel: make step 9 return 99"
+	"$TOOLS/export" 2>/dev/null
+	commit_project "step 9"
+	printf '\nChanges in v2:\n- step 9 returns 99.\n' >>"$COMMITS/cover-letter.txt"
+	commit_project "changelog"
+	SEND=1 run "$TOOLS/send"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no make bisect-boot results for these trees"* ]]
+	run ! grep -q 'not written yet' "$(outbox 2)/v2-0000-cover-letter.patch"
+	grep -q '^- step 9 returns 99.$' "$(outbox 2)/v2-0000-cover-letter.patch"
+}
+
+@test "send: SEND=1 with a checkpatch warning is refused, even with FORCE=1" {
+	commit_change kernel/fork.c 's/return 7;/return 7; \/* WARNME *\//' "kernel: step 7 warns"
+	"$TOOLS/export" 2>/dev/null
+	commit_project "a warning"
+	SEND=1 FORCE=1 run "$TOOLS/send"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"refusing to send: make review fails (checkpatch errors or warnings)"* ]]
+	[ ! -e "$SENT_LOG" ]
+	# FORCE=1 produces an old version again
+	V=1 FORCE=1 run "$TOOLS/send"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"producing v1"* ]]
+}
