@@ -45,10 +45,14 @@ test_matrix() {
 	configs=$(tsv_column "$tsv" config | awk '!seen[$0]++' | paste -sd' ')
 	! tsv_column "$tsv" step status boot | awk -F '\t' '$1 > 0 && ($2 != "OK" || $3 != "GOOD") { bad = 1 } END { exit !bad }' ||
 		TESTED_ALL_GOOD=no
-	printf 'How it was tested: make bisect-boot (kstack) built every step, booted\n'
-	printf 'it in QEMU on a Debian 12 debootstrap guest and ran the guest tests\n'
-	printf '(run %s). Per step and config: the boot verdict,\n' "$(basename "$1")"
-	printf 'guest tests passed/failed.\n\n'
+	{
+		printf 'How it was tested: make bisect-boot (kstack) built every step, booted '
+		printf 'it in QEMU on a Debian 12 debootstrap guest and ran the guest tests '
+		printf '(run %s). Per step and config: the boot verdict, ' "$(basename "$1")"
+		printf 'guest tests passed/failed. The guest tests: %s.\n' \
+			"$(find "$GUEST_DIR/tests" -maxdepth 1 -name '*.c' -printf '%f\n' 2>/dev/null | sed 's/\.c$//' | sort | paste -sd, | sed 's/,/, /g')"
+	} | fmt -w 72
+	printf '\n'
 	tsv_column "$tsv" step subject config status boot tests_passed tests_failed | awk -F '\t' -v configs="$configs" '
 		BEGIN { nc = split(configs, c, " ") }
 		$1 == 0 { next }
