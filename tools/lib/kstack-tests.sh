@@ -108,7 +108,7 @@ series_show_boots() {
 series_cover_figures() {
 	local tsv=$1 last config boot_dir left line per caught
 	last=$(tsv_column "$tsv" step | sort -n | tail -n 1)
-	printf 'Measured at the tip (%s of them), per config:\n' "$last"
+	printf 'Measured at the tip (step %s), per config:\n' "$last"
 	while IFS=$'\t' read -r config boot_dir left; do
 		per=- caught=-
 		if [ -f "$boot_dir/console.log" ]; then
