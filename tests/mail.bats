@@ -126,6 +126,11 @@ outbox() { printf '%s/outbox/v%s/mail\n' "$WORK" "$1"; }
 	grep -q '^Subject: \[RFC PATCH v2 0/4\] fake: a test series$' "$cover"
 	grep -q '^Range-diff against v1:$' "$cover"
 	grep -qE '^-:  -+ > 4:  [0-9a-f]+ kernel: make step 9 return 99$' "$cover"
+	# the unchanged commits are equal: same sign-off on both sides
+	grep -qE '^1:  [0-9a-f]+ = 1:  [0-9a-f]+ kernel: make step 3 return 33$' "$cover"
+	grep -qE '^3:  [0-9a-f]+ = 3:  [0-9a-f]+ kernel: make step 30 return 300$' "$cover"
+	[[ "$output" == *"[RFC PATCH v2 0/4] fake: a test series"* ]]
+	[[ "$output" != *"error"* ]]
 	grep -q 'not written yet: add a "Changes in v2:" paragraph' "$cover"
 	git -C "$WORK/project" rev-parse -q --verify refs/tags/series-v2
 	V=1 run "$TOOLS/send"

@@ -27,6 +27,7 @@ tsv_column() {
 # 1..M are exactly TREES (one a line), in order; empty when there is none.
 tested_run() {
 	local trees=$1 run got
+	[ -d "$RESULTS/runs" ] || return 0
 	while read -r run; do
 		[ -f "$run/results.tsv" ] || continue
 		got=$(tsv_column "$run/results.tsv" step tree | awk -F '\t' '$1 > 0 && !seen[$1]++ { print $2 }')

@@ -201,7 +201,8 @@ version_commits() {
 	git --git-dir="$BASE_REPO" read-tree "$base"
 	while read -r name; do
 		git -C "$SERIES_REPO" show "series-v$n:$COMMITS_PATH/$name" >"$dir/patch"
-		git mailinfo -k "$dir/msg" "$dir/diff" <"$dir/patch" >"$dir/info"
+		# (the subject's [PATCH] dropped, as git am does)
+		git mailinfo "$dir/msg" "$dir/diff" <"$dir/patch" >"$dir/info"
 		if ! git --git-dir="$BASE_REPO" apply --cached "$dir/diff" 2>"$dir/err"; then
 			say "v$n's $name no longer applies to the base: $(head -n 1 "$dir/err")"
 			unset GIT_INDEX_FILE
