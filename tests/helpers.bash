@@ -76,6 +76,8 @@ while (<$in>) {
 	$lines++;
 	if (/^\+.*FIXME/) { $checks++; print "$name:$lines: CHECK: FIXME added\n" if $terse; }
 	if (/^\+.*WARNME/) { $warnings++; print "$name:$lines: WARNING: WARNME added\n" if $terse; }
+	# a finding in the commit message: checkpatch names no file
+	if (/^Subject: .*MSGWARN/) { $warnings++; print ":$lines: WARNING: MSGWARN in the message\n" if $terse; }
 }
 print "total: 0 errors, $warnings warnings, $checks checks, $lines lines checked\n" unless $terse;
 exit($warnings ? 1 : 0);

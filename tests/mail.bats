@@ -334,3 +334,55 @@ send_and_review_patch2() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"producing v1"* ]]
 }
+
+@test "review: a finding in the commit message (no file name) is counted, not 'did not run'" {
+	commit_change kernel/fork.c 's/return 7;/return 70;/' "kernel: step 7 MSGWARN in the message"
+	run "$TOOLS/review"
+	[ "$status" -eq 1 ]
+	grep -qE '^\| 4 \| .* kernel: step 7 MSGWARN in the message \| 0/1/0 \|' <<<"$output"
+	[[ "$output" != *"did not run"* ]]
+}
+
+@test "send: a commit by someone else keeps its author and sign-off; the sender adds one" {
+	sed -i 's/return 11;/return 111;/' "$WORKTREE/kernel/fork.c"
+	git -C "$WORKTREE" -c user.name="Alice Other" -c user.email=alice@kernel.test \
+		commit -q -a -s -m "kernel: a note from Alice" -m "Why: a commit by another author."
+	"$TOOLS/export" 2>/dev/null
+	commit_project "Alice's commit"
+	run "$TOOLS/send"
+	[ "$status" -eq 0 ]
+	local p4
+	p4=$(outbox 1)/0004-kernel-a-note-from-Alice.patch
+	grep -q '^From: Sam Sender <sam@kernel.test>$' "$p4"
+	# the in-body From: names the author; both sign-offs are there
+	[ "$(sed '1,/^$/d' "$p4" | head -n 1)" = "From: Alice Other <alice@kernel.test>" ]
+	grep -q '^Signed-off-by: Alice Other <alice@kernel.test>$' "$p4"
+	grep -q '^Signed-off-by: Sam Sender <sam@kernel.test>$' "$p4"
+}
+
+@test "send: a version that was sent keeps its outbox; reflect takes no address from config" {
+	git config --global sendemail.tocmd "echo list@lists.kernel.test"
+	SEND=reflect FORCE=1 run "$TOOLS/send"
+	[ "$status" -eq 0 ]
+	grep -qx -- '--to-cmd=true' "$SENT_LOG"
+	grep -qx -- '--no-to' "$SENT_LOG"
+	run "$TOOLS/send"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"v1 was sent already (sent-reflect); its outbox is kept as sent"* ]]
+}
+
+@test "trailers: a Reviewed-by to the cover letter goes to every commit, unless the series changed" {
+	"$TOOLS/send" 2>/dev/null
+	reply "$(outbox 1)"/0000-cover-letter.patch "Rhea Reviewer <rhea@kernel.test>" \
+		"Reviewed-by: Rhea Reviewer <rhea@kernel.test>" >"$WORK/cover-reply.mbox"
+	commit_change kernel/fork.c 's/return 9;/return 99;/' "kernel: make step 9 return 99"
+	head=$(git -C "$WORKTREE" rev-parse HEAD)
+	MBOX=$WORK/cover-reply.mbox run "$TOOLS/trailers"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"not taken, a reply to the cover letter, and the series changed since"* ]]
+	[ "$(git -C "$WORKTREE" rev-parse HEAD)" = "$head" ]
+	git -C "$WORKTREE" reset -q --hard HEAD~1
+	MBOX=$WORK/cover-reply.mbox run "$TOOLS/trailers"
+	[ "$status" -eq 0 ]
+	[ "$(git -C "$WORKTREE" log --format=%B kstack-base..HEAD | grep -c '^Reviewed-by: Rhea Reviewer')" -eq 3 ]
+}

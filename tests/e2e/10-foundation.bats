@@ -94,6 +94,7 @@ setup_file() { setup_e2e_work; }
 		printf 'Message-ID: <rita-1@kernel.test>\nIn-Reply-To: %s\n\nReviewed-by: Rita Reviewer <rita@kernel.test>\n\n' "$id"
 	} >"$WORK/replies.mbox"
 	COMMITS=$proj/commits MBOX=$WORK/replies.mbox run "$TOOLS/trailers"
+	echo "$output" >&3
 	[ "$status" -eq 0 ]
 	COMMITS=$proj/commits run "$TOOLS/export"
 	[ "$status" -eq 0 ]

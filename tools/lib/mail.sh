@@ -43,7 +43,7 @@ review_view() {
 # its terse lines into OUT; prints "errors warnings checks". An output that
 # is not checkpatch's (the script missing, perl failing) is an error.
 checkpatch_terse() {
-	local src=$1 patch=$2 out=$3 rc=0 line='^[^:]+:[0-9]+: (ERROR|WARNING|CHECK):'
+	local src=$1 patch=$2 out=$3 rc=0 line='^[^:]*:[0-9]+: (ERROR|WARNING|CHECK):'
 	[ -f "$src/scripts/checkpatch.pl" ] || die "no scripts/checkpatch.pl in $src" \
 		"The tree at $src is not a kernel tree; check WORKTREE=."
 	# Debian's python3 first: checkpatch runs scripts/spdxcheck.py with the
@@ -84,8 +84,11 @@ recipients() {
 	to) flags+=(--nol) ;;
 	cc) flags+=(--nom --nor) ;;
 	esac
-	out=$(cd "$src" && perl scripts/get_maintainer.pl "${flags[@]}" "$patch" 2>&1) || rc=$?
-	[ "$rc" -eq 0 ] || die "get_maintainer.pl failed on $(basename "$patch") (exit $rc)" "$(head -n 3 <<<"$out")"
+	out=$(cd "$src" && perl scripts/get_maintainer.pl "${flags[@]}" "$patch" 2>"$patch.gm-err") || rc=$?
+	[ "$rc" -eq 0 ] || die "get_maintainer.pl failed on $(basename "$patch") (exit $rc)" "$(head -n 3 "$patch.gm-err")"
+	rm -f "$patch.gm-err"
+	# Addresses only (a warning on stdout is not a recipient).
+	out=$(grep -E '^[^ ].*@[^ ]+\.[^ ]+>?$' <<<"$out" || true)
 	# The series' own MAINTAINERS entry names the project's placeholder: not
 	# an address to mail (the sender signs the series).
 	[ -z "$out" ] || grep -v -E '@(example\.(org|com|net)|localhost)>?$' <<<"$out" || true
@@ -140,11 +143,17 @@ send_branch() {
 	fi
 	local sname=${SENDER% <*} semail=${SENDER##*<}
 	semail=${semail%>}
+	local author author_env
 	while read -r commit; do
 		tree=$(git --git-dir="$BASE_REPO" rev-parse "$commit^{tree}")
+		author=$(git --git-dir="$BASE_REPO" log -1 --format='%an <%ae>' "$commit")
+		# A commit by someone else keeps its author (format-patch then
+		# writes an in-body From:); the sender only adds a sign-off.
+		author_env=(GIT_AUTHOR_NAME="${author% <*}" GIT_AUTHOR_EMAIL="$(sed 's/.*<//; s/>$//' <<<"$author")")
+		[ "$author" != "$PROJECT_AUTHOR" ] || author_env=(GIT_AUTHOR_NAME="$sname" GIT_AUTHOR_EMAIL="$semail")
 		msg=$(git --git-dir="$BASE_REPO" log -1 --format=%B "$commit")
 		last_sob=$(git interpret-trailers --parse <<<"$msg" | sed -n 's/^Signed-off-by: //p' | tail -n 1)
-		if [ -n "$last_sob" ] && [ "$last_sob" = "$PROJECT_AUTHOR" ]; then
+		if [ "$author" = "$PROJECT_AUTHOR" ] && [ "$last_sob" = "$PROJECT_AUTHOR" ]; then
 			# replace: the closest Signed-off-by (the last) is the placeholder's.
 			msg=$(git interpret-trailers --where end --if-exists replace \
 				--trailer "Signed-off-by: $SENDER" <<<"$msg")
@@ -152,9 +161,9 @@ send_branch() {
 			msg=$(git interpret-trailers --where end --if-exists addIfDifferent \
 				--trailer "Signed-off-by: $SENDER" <<<"$msg")
 		fi
-		new=$(GIT_AUTHOR_NAME=$sname GIT_AUTHOR_EMAIL=$semail \
-			GIT_AUTHOR_DATE=$(git --git-dir="$BASE_REPO" log -1 --format=%aD "$commit") \
-			GIT_COMMITTER_NAME=$sname GIT_COMMITTER_EMAIL=$semail \
+		new=$(env "${author_env[@]}" \
+			GIT_AUTHOR_DATE="$(git --git-dir="$BASE_REPO" log -1 --format=%aD "$commit")" \
+			GIT_COMMITTER_NAME="$sname" GIT_COMMITTER_EMAIL="$semail" \
 			git --git-dir="$BASE_REPO" commit-tree "$tree" -p "$parent" <<<"$msg")
 		parent=$new
 	done < <(series_commits "$base" "$tip")
@@ -173,6 +182,9 @@ series_repo() {
 			"that holds commits/; commit the series in a git repository first."
 	COMMITS_PATH=$(git -C "$COMMITS" rev-parse --show-prefix)
 	COMMITS_PATH=${COMMITS_PATH%/}
+	[ -n "$COMMITS_PATH" ] || die "$COMMITS is the top of its git repository" \
+		"Keep the series in a folder of the repository (commits/, as this project does)."
+
 }
 
 # The series' patches as committed at REV ("sha256  name" per patch).
@@ -197,6 +209,10 @@ version_commits() {
 	local n=$1 base=$2 ref=$3 parent=$2 name dir info tree new
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/kstack-vN.XXXXXX")
 	on_exit "rm -rf $(printf %q "$dir")"
+	local names
+	names=$(git -C "$SERIES_REPO" ls-tree --name-only "series-v$n:$COMMITS_PATH" | grep '\.patch$' | sort) ||
+		die "the tag series-v$n has no patches in $COMMITS_PATH" \
+			"It was recorded for another folder; give V= or FORCE=1 to produce without a range-diff."
 	export GIT_INDEX_FILE=$dir/index
 	git --git-dir="$BASE_REPO" read-tree "$base"
 	while read -r name; do
@@ -216,7 +232,7 @@ version_commits() {
 			git --git-dir="$BASE_REPO" commit-tree "$tree" -p "$parent" \
 			-m "$(sed -n 's/^Subject: //p' <<<"$info")" -F "$dir/msg")
 		parent=$new
-	done < <(git -C "$SERIES_REPO" ls-tree --name-only "series-v$n:$COMMITS_PATH" | grep '\.patch$' | sort)
+	done <<<"$names"
 	unset GIT_INDEX_FILE
 	git --git-dir="$BASE_REPO" update-ref "$ref" "$parent"
 }
