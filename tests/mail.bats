@@ -386,3 +386,13 @@ send_and_review_patch2() {
 	[ "$status" -eq 0 ]
 	[ "$(git -C "$WORKTREE" log --format=%B kstack-base..HEAD | grep -c '^Reviewed-by: Rhea Reviewer')" -eq 3 ]
 }
+
+@test "review on a fresh work folder sets itself up first, like bisect-boot" {
+	export WORK=$BATS_TEST_TMPDIR/fresh
+	export BASE_REPO=$WORK/base.git WORKTREE=$WORK/worktree
+	run "$TOOLS/review"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"setting up: the distro base is not imported in $BASE_REPO; importing it"* ]]
+	[[ "$output" == *"setting up: applying the series in $COMMITS (make am)"* ]]
+	grep -qE '^\| 3 \| .* kernel: make step 30 return 300 \| 0/0/0 \|' <<<"$output"
+}
