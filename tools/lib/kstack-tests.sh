@@ -115,8 +115,12 @@ series_cover_figures() {
 			line=$(grep -o 'KernelStack: [0-9]* kB before, [0-9]* kB after [0-9]* threads' "$boot_dir/console.log" | tail -n 1 || true)
 			[ -z "$line" ] || per=$(awk '{ printf "%d", ($5 - $2) * 1024 / $8 }' <<<"$line")
 		fi
-		[ ! -f "$boot_dir/overflow/result" ] || caught=$(result_field "$boot_dir/overflow" overflow_caught)
+		# what the step's verdict read: series_outcome decides it
+		BOOT_STATUS=GOOD
+		series_outcome "$boot_dir"
+		caught=$OVERFLOW_CAUGHT
 		printf '  %-14s KernelStack %s bytes per thread; least stack left %s bytes;\n' "$config" "$per" "$left"
-		printf '  %-14s %s overflow caught by the stack check: %s\n' "" "$OVERFLOW_CRASH" "${caught:-no}"
+		[ "$caught" = - ] ||
+			printf '  %-14s %s overflow caught by the stack check: %s\n' "" "$OVERFLOW_CRASH" "$caught"
 	done < <(tsv_column "$tsv" step config boot_dir least_stack_bytes_left | awk -F '\t' -v s="$last" '$1 == s { print $2 "\t" $3 "\t" $4 }')
 }
