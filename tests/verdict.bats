@@ -32,6 +32,16 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 	[ "$status" -eq 0 ]
 }
 
+@test "a check's line printed into the middle of a guest's metric line is read as two lines" {
+	sed 's|^# kstack: kernel_stack_bytes_per_thread=16404$|&stack-check: warning: task stack 928 of 4096 bytes used (22%, warning at 21%) entering f+0x0/0x10 from g+0x4/0x10|' \
+		"$FIX/clean-x86_64.log" >"$BATS_TEST_TMPDIR/mixed.log"
+	grep -q '=16404stack-check: warning' "$BATS_TEST_TMPDIR/mixed.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/mixed.log"
+	[[ "$output" == *$'metric kernel_stack_bytes_per_thread=16404\n'* ]]
+	[[ "$output" == *"stack_check_warnings=1"* ]]
+	[[ "$output" == *"task stack 928 of 4096 bytes used (22%, warning at 21%) entering f+0x0/0x10"* ]]
+}
+
 @test "a clean console that timed out (QEMU hung after the guest finished) is TIMEOUT, with the last lines" {
 	run "$TOOLS/verdict" "$FIX/clean-x86_64.log" --timed-out
 	[ "$status" -eq 1 ]
@@ -157,7 +167,7 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 		[[ "$output" == *"verdict=GOOD"* ]]
 		[[ "$output" == *"overflow_caught=yes"* ]]
 		[[ "$output" == *"stack-check overflow report:"*"entering recursive_loop+0x0/"*"Kernel panic - not syncing: stack-check: task stack overflow"* ]]
-		[[ "$output" == *$'\n      recursive_loop+0x5/'* ]]
+		[[ "$output" == *$'\n      recursive_loop+0x0/'* ]]
 	done
 }
 
@@ -174,7 +184,8 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 }
 
 @test "an overflow boot whose overflow came without a warning for that function first is BAD" {
-	grep -v 'entering recursive_loop.*warning at\|warning: task stack 4960' "$FIX/overflow-caught-x86_64.log" >"$BATS_TEST_TMPDIR/nowarn.log"
+	grep -v '^stack-check: warning: .* entering recursive_loop' "$FIX/overflow-caught-x86_64.log" >"$BATS_TEST_TMPDIR/nowarn.log"
+	grep -q '^stack-check: overflow: .* entering recursive_loop' "$BATS_TEST_TMPDIR/nowarn.log"
 	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/nowarn.log" --expect-overflow
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"overflow boot: no stack-check warning for recursive_loop before its overflow report"* ]]

@@ -7,7 +7,11 @@
  * saw is reported, with its chain, for the summary. With the series' stack
  * check in the kernel (at its default 50%), the host's verdict lists every
  * warning it printed under the workload, with its chain, and the deepest
- * chain per stack type the check kept is shown here; two more tests give a
+ * chain per stack type the check kept is shown here. No warning may name
+ * a function of the stack tracer's own unwinding (the check counts those
+ * entries apart), the warnings stay within their stated bound, and the
+ * check's footprint below a function's entry stays within the allowance
+ * its margin makes for it. Two more tests give a
  * first figure of what the check costs, off then on: the workload's bogo
  * ops per second (a 3 s run each, stack tracer off), and fork and wait.
  */
@@ -17,6 +21,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <sys/klog.h>
 
 #include "kselftest_harness.h"
 
@@ -34,6 +40,88 @@ static int write_file(const char *path, const char *text)
 	return fclose(f) == 0 && ok ? 0 : -1;
 }
 
+/* The stack tracer's callback and the unwinding it does */
+static const char *const tracer_functions[] = {
+	"stack_trace_call", "check_stack", "stack_trace_save", "arch_stack_walk",
+	"stack_trace_consume_entry", "unwind_", "__unwind_", "orc_", "__orc_",
+	"update_stack_state", "get_stack_info", "in_task_stack", "in_irq_stack",
+	"in_entry_stack", "in_exception_stack", "stack_access_ok",
+	"kernel_text_address", "__kernel_text_address", "is_ftrace_trampoline",
+	"ftrace_graph_ret_addr", "is_bpf_text_address", "bpf_ksym_find",
+	"is_module_text_address", "__module_text_address", "__module_address",
+	"core_kernel_text", "init_kernel_text", "ftrace_ops_trampoline",
+	"is_kprobe_optinsn_slot", "is_kprobe_insn_slot", "__is_insn_slot_addr",
+};
+
+static const char *tracer_function(const char *entering)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(tracer_functions) / sizeof(tracer_functions[0]); i++)
+		if (!strncmp(entering, tracer_functions[i], strlen(tracer_functions[i])))
+			return tracer_functions[i];
+	return NULL;
+}
+
+static long field(const char *text, const char *name)
+{
+	const char *p = strstr(text, name);
+
+	return p ? atol(p + strlen(name)) : -1;
+}
+
+/*
+ * What the check printed under the workload at 50%: at most
+ * 16 * (1 - 0.5) + 1 = 9 warnings per stack type, and as many as
+ * stack_check/warnings says were printed; none for the stack tracer's own
+ * function entries; and its footprint within the margin's allowance.
+ */
+static void check_warnings_of_the_workload(struct __test_metadata *_metadata)
+{
+	static char log[1 << 20];
+	char text[4096], *line, *save = NULL;
+	long printed, dropped, nested, most = -1, allowed = -1;
+	int n = klogctl(3, log, sizeof(log) - 1), warnings = 0;
+	FILE *f;
+	size_t len;
+
+	log[n > 0 ? n : 0] = '\0';
+	for (line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *entering = strstr(line, " entering ");
+
+		if (!strstr(line, "stack-check: warning: ") || !entering)
+			continue;
+		warnings++;
+		EXPECT_TRUE(tracer_function(entering + 10) == NULL)
+			TH_LOG("a warning names the stack tracer's own unwinding: %s", line);
+	}
+	f = fopen(SC_DIR "/warnings", "r");
+	ASSERT_TRUE(f != NULL);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	text[len] = '\0';
+	fclose(f);
+	printed = field(text, "printed: ");
+	dropped = field(text, "dropped: ");
+	nested = field(text, "nested: ");
+	printf("# kstack: stack_check_workload_warnings=%d\n", warnings);
+	printf("# kstack: stack_check_workload_dropped=%ld\n", dropped);
+	printf("# kstack: stack_check_workload_nested=%ld\n", nested);
+	EXPECT_EQ(printed, warnings) TH_LOG("stack_check/warnings says %ld printed", printed);
+	EXPECT_GE(dropped, 0);
+	/* task, hardirq, softirq and the exception stacks: 9 each at most */
+	EXPECT_LE(warnings, 9 * 4);
+
+	f = fopen(SC_DIR "/footprint", "r");
+	ASSERT_TRUE(f != NULL);
+	ASSERT_EQ(2, fscanf(f, "%ld %ld", &most, &allowed));
+	fclose(f);
+	printf("# kstack: stack_check_footprint_bytes=%ld\n", most);
+	printf("# kstack: stack_check_footprint_allowance_bytes=%ld\n", allowed);
+	EXPECT_GT(most, 0);
+	EXPECT_LE(most, allowed) TH_LOG("the check used %ld bytes below an entry; its margin allows %ld",
+					 most, allowed);
+}
+
 TEST(stress_ng_fs_and_process_churn)
 {
 	char line[256];
@@ -46,7 +134,8 @@ TEST(stress_ng_fs_and_process_churn)
 
 	if (check) {
 		ASSERT_EQ(0, write_file(SC_DIR "/warn_percent", "50"));
-		ASSERT_EQ(0, write_file(SC_DIR "/warned_sites", "forget"));
+		ASSERT_EQ(0, write_file(SC_DIR "/warnings", "reset"));
+		klogctl(5, NULL, 0);	/* SYSLOG_ACTION_CLEAR */
 	}
 	if (chains)
 		ASSERT_EQ(0, write_file(SC_DIR "/chains", "reset"));
@@ -71,6 +160,8 @@ TEST(stress_ng_fs_and_process_churn)
 	fclose(f);
 	EXPECT_GT(max_size, 0);
 
+	if (check)
+		check_warnings_of_the_workload(_metadata);
 	if (!chains)
 		return;
 	/* The first chain the check kept for each stack type, as it has it */

@@ -54,51 +54,99 @@ series_verdict_flags() {
 # boot, keeping 50% (the verdict's metric stack_check_boot_param_refused).
 OVERFLOW_CRASH=EXHAUST_STACK
 OVERFLOW_ARGS="kstack_provoke=$OVERFLOW_CRASH stack_check=150"
+# FRAME_WARN_BOOTS: the overflow boots with the largest frames a build
+# allows (the series' LKDTM commit): BOOT_DIR/<name>:<crash type>. Each must
+# be caught by the check's panic with the stack end canary intact.
+FRAME_WARN_BOOTS="overflow-frame-warn:EXHAUST_STACK_FRAME_WARN overflow-frame-warn-8:EXHAUST_STACK_FRAME_WARN_8"
+
+# frame_warn_boots_here TREE: the FRAME_WARN overflow boots run at this step:
+# at every step with the check (KSTACK_FRAME_WARN_BOOTS=every, the default),
+# or (=ends, as make test runs them) only at the first commit with the check
+# and at the worktree's tip. STEP_COMMIT is the step's commit (steps.sh).
+frame_warn_boots_here() {
+	local tree=$1 commit=${STEP_COMMIT:-}
+	git --git-dir="$BASE_REPO" grep -q EXHAUST_STACK_FRAME_WARN "$tree" -- drivers/misc/lkdtm/bugs.c 2>/dev/null ||
+		return 1
+	case "${KSTACK_FRAME_WARN_BOOTS:-every}" in
+	every) return 0 ;;
+	ends)
+		[ -n "$commit" ] || return 0
+		[ "$commit" != "$(wt_git rev-parse HEAD 2>/dev/null)" ] || return 0
+		! git --git-dir="$BASE_REPO" cat-file -e "$commit^:arch/x86/kernel/stack_check.c" 2>/dev/null
+		;;
+	*) die "KSTACK_FRAME_WARN_BOOTS=${KSTACK_FRAME_WARN_BOOTS} is not known: give every or ends" ;;
+	esac
+}
+
+# overflow_boot NAME ARGS ARCH BUILD_DIR MODULES PAYLOAD TREE BOOT_DIR: one
+# overflow boot, cached like the boot with the tests (FORCE=1 boots again).
+overflow_boot() {
+	local name=$1 args=$2
+	shift 2
+	if [ ! -f "$6/$name/boot.info" ] || [ "${FORCE:-0}" = 1 ]; then
+		boot_kernel "$1" "$2" "$3" "$4" "$5" "$6/$name" overflow "$args"
+	else
+		boot_verdict "$6/$name"
+	fi
+}
 
 # series_extra_boots ARCH BUILD_DIR MODULES PAYLOAD TREE BOOT_DIR: after the
-# boot with the tests, for a build with the stack check, a second boot
-# (BOOT_DIR/overflow, cached like the first) that provokes a stack overflow,
-# which the check must catch: warn, report, then panic.
+# boot with the tests, for a build with the stack check, boots that provoke
+# a stack overflow (BOOT_DIR/overflow, and the FRAME_WARN ones where
+# frame_warn_boots_here says), which the check must catch: warn, report,
+# then panic.
 series_extra_boots() {
-	local arch=$1 build_dir=$2 modules=$3 payload=$4 tree=$5 boot_dir=$6
+	local build_dir=$2 tree=$5 kind name crash
 	has_stack_check "$build_dir" || return 0
-	if [ ! -f "$boot_dir/overflow/boot.info" ] || [ "${FORCE:-0}" = 1 ]; then
-		boot_kernel "$arch" "$build_dir" "$modules" "$payload" "$tree" "$boot_dir/overflow" \
-			overflow "$OVERFLOW_ARGS"
-	else
-		boot_verdict "$boot_dir/overflow"
-	fi
+	overflow_boot overflow "$OVERFLOW_ARGS" "$@"
+	frame_warn_boots_here "$tree" || return 0
+	for kind in $FRAME_WARN_BOOTS; do
+		name=${kind%%:*} crash=${kind#*:}
+		overflow_boot "$name" "kstack_provoke=$crash" "$@"
+	done
 }
 
 # series_boot_key: what decides the series' boots, for the boot cache key.
 series_boot_key() {
-	declare -f series_boot_args series_verdict_flags series_extra_boots task_stack_bytes_of has_stack_check
-	printf '%s\n' "$OVERFLOW_ARGS"
+	declare -f series_boot_args series_verdict_flags series_extra_boots task_stack_bytes_of has_stack_check \
+		overflow_boot
+	printf '%s\n' "$OVERFLOW_ARGS" "$FRAME_WARN_BOOTS"
 }
 
 # series_outcome BOOT_DIR: join the extra boots to the step's verdict
 # (BOOT_STATUS, set from the boot with the tests): BAD when an overflow boot
 # did not catch its overflow. Sets OVERFLOW_CAUGHT (yes, no, or - without
-# one) and SERIES_NOTE_TEXT for the progress line. Reads; writes nothing.
+# one: yes only if every overflow boot there is caught it) and
+# SERIES_NOTE_TEXT for the progress line. Reads; writes nothing.
 series_outcome() {
-	local dir=$1
+	local dir=$1 kind name crash caught crashes=$OVERFLOW_CRASH
 	OVERFLOW_CAUGHT=- SERIES_NOTE_TEXT=''
 	[ -f "$dir/overflow/result" ] || return 0
-	OVERFLOW_CAUGHT=$(result_field "$dir/overflow" overflow_caught)
-	[ "$(result_field "$dir/overflow" status)" = GOOD ] || OVERFLOW_CAUGHT=no
-	[ -n "$OVERFLOW_CAUGHT" ] || OVERFLOW_CAUGHT=no
+	OVERFLOW_CAUGHT=yes
+	for kind in "overflow:$OVERFLOW_CRASH" $FRAME_WARN_BOOTS; do
+		name=${kind%%:*} crash=${kind#*:}
+		[ -f "$dir/$name/boot.info" ] || continue
+		[ "$name" = overflow ] || crashes+=", $crash"
+		caught=$(result_field "$dir/$name" overflow_caught)
+		[ "$(result_field "$dir/$name" status)" = GOOD ] || caught=no
+		[ "$caught" = yes ] || OVERFLOW_CAUGHT=no
+	done
 	if [ "$OVERFLOW_CAUGHT" != yes ] && [ "$BOOT_STATUS" = GOOD ]; then
 		BOOT_STATUS=BAD
 	fi
-	SERIES_NOTE_TEXT=", $OVERFLOW_CRASH overflow caught by the stack check: $OVERFLOW_CAUGHT"
+	SERIES_NOTE_TEXT=", $crashes overflow caught by the stack check: $OVERFLOW_CAUGHT"
 }
 
 # series_show_boots BOOT_DIR: the extra boots' verdicts, for tools/boot.
 series_show_boots() {
-	[ -f "$1/overflow/verdict.txt" ] || return 0
-	printf '   overflow boot (%s, which the stack check must catch): %s (console: %s/overflow/console.log)\n' \
-		"$OVERFLOW_CRASH" "$(result_field "$1/overflow" status)" "$1"
-	sed 's/^/      /' "$1/overflow/verdict.txt"
+	local kind name crash
+	for kind in "overflow:$OVERFLOW_CRASH" $FRAME_WARN_BOOTS; do
+		name=${kind%%:*} crash=${kind#*:}
+		[ -f "$1/$name/verdict.txt" ] || continue
+		printf '   overflow boot (%s, which the stack check must catch): %s (console: %s/%s/console.log)\n' \
+			"$crash" "$(result_field "$1/$name" status)" "$1" "$name"
+		sed 's/^/      /' "$1/$name/verdict.txt"
+	done
 }
 
 # series_cover_figures TSV: the figures a cover letter gives, from the tip's
@@ -121,6 +169,6 @@ series_cover_figures() {
 		caught=$OVERFLOW_CAUGHT
 		printf '  %-14s KernelStack %s bytes per thread; least stack left %s bytes;\n' "$config" "$per" "$left"
 		[ "$caught" = - ] ||
-			printf '  %-14s %s overflow caught by the stack check: %s\n' "" "$OVERFLOW_CRASH" "$caught"
+			printf '  %-14s %s\n' "" "${SERIES_NOTE_TEXT#, }"
 	done < <(tsv_column "$tsv" step config boot_dir least_stack_bytes_left | awk -F '\t' -v s="$last" '$1 == s { print $2 "\t" $3 "\t" $4 }')
 }

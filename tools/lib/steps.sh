@@ -139,6 +139,7 @@ step_boot() {
 	ensure_payload "$arch"
 	boot_dir=$RESULTS/boot/$(boot_key "$(basename "$build_dir")" "$(basename "$(dirname "$STEP_MODULES")")" "$arch" "$PAYLOAD")
 	tree=$(git --git-dir="$BASE_REPO" rev-parse --short=12 "$commit^{tree}")
+	STEP_COMMIT=$commit	# for the series' hooks
 	STEP_BOOT_CACHED=yes
 	if [ ! -f "$boot_dir/boot.info" ] || [ "${FORCE:-0}" = 1 ]; then
 		STEP_BOOT_CACHED=no
@@ -194,6 +195,7 @@ worktree_boot() {
 	STEP_BOOT_CACHED=no
 	STEP_BOOT_DIR=$STEP_RESULT/boot
 	tree=$(wt_git rev-parse --short=12 'HEAD^{tree}')
+	STEP_COMMIT=$(wt_git rev-parse HEAD)
 	boot_kernel "$arch" "$STEP_RESULT" "$STEP_MODULES" "$PAYLOAD" "$tree" "$STEP_BOOT_DIR"
 	FORCE=1 series_extra_boots "$arch" "$STEP_RESULT" "$STEP_MODULES" "$PAYLOAD" "$tree" "$STEP_BOOT_DIR"
 	boot_outcome "$STEP_BOOT_DIR"

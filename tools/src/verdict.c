@@ -4,7 +4,8 @@
  * userspace, how did the guest tests do (TAP between the runner's begin and
  * end lines), did the kernel report trouble, did it finish; with
  * --expect-overflow, did the stack check catch the overflow the guest
- * provoked (a warning for the function first, then its report and panic).
+ * provoked (a warning for the function first, then its report, with the
+ * task stack's end canary intact, and its panic).
  *
  * Output, one format: "key=value" lines first (verdict, userspace,
  * uptime_at_userspace, tests_passed, tests_failed, tests_skipped,
@@ -192,7 +193,7 @@ static bool is_trouble(const char *s)
 struct console {
 	bool poweredoff, userspace, done, inwarn, survived, provoked;
 	char *uptime, *least, *binaries, *current;
-	char *overflow, *overflow_fn, *panicked;
+	char *overflow, *overflow_fn, *panicked, *canary;
 	bool warned_first;
 	int passed, failed, skipped, nbegun, ochain, wchain, collecting;
 	struct list begun, ended, tapfail, failures, metrics, chain, scchain;
@@ -206,6 +207,20 @@ static void read_line(struct console *c, const char *raw, bool expect)
 
 	if (c->poweredoff)
 		return;
+	/*
+	 * The kernel prints to the serial console past the guest's tty: a
+	 * check's line may land in the middle of a guest line ("# kstack:
+	 * x=22stack-check: warning: ..."). Read the two apart.
+	 */
+	p = starts(line, "# ") ? strstr(line, "stack-check: ") : NULL;
+	if (p) {
+		char *head = xprintf("%.*s", (int)(p - line), line);
+
+		read_line(c, head, expect);
+		free(head);
+		read_line(c, p, expect);
+		return;
+	}
 	if (starts(line, "reboot: Power down") || starts(line, "reboot: Restarting system") ||
 	    starts(line, "sysrq: Resetting"))
 		c->poweredoff = true;
@@ -314,6 +329,15 @@ static void read_line(struct console *c, const char *raw, bool expect)
 		c->overflow_fn = xstrdup(entered(line));
 		c->warned_first = has(&c->warned, c->overflow_fn);
 		c->ochain = 0;
+		return;
+	}
+	/* "stack-check: CPU: ..., stack end canary intact, reporting ..." */
+	if (expect && c->overflow && !c->panicked && !c->canary &&
+	    starts(line, "stack-check: CPU: ") && strstr(line, "stack end canary ")) {
+		const char *w = strstr(line, "stack end canary ") + strlen("stack end canary ");
+
+		c->canary = xstrdup(starts(w, "intact") ? "intact" :
+				    starts(w, "overwritten") ? "overwritten" : "unknown");
 		return;
 	}
 	if (expect && c->overflow && !c->panicked && starts(line, "stack-check:  ") &&
@@ -430,6 +454,11 @@ int main(int argc, char **argv)
 		else if (!c.warned_first)
 			add(&why, xprintf("no stack-check warning for %s before its overflow report",
 					  c.overflow_fn));
+		if (c.overflow && !c.canary)
+			add(&why, "the overflow report does not say whether the stack end canary is intact");
+		else if (c.overflow && strcmp(c.canary, "intact"))
+			add(&why, xprintf("the stack end canary was %s when the check reported: the stack had overflowed first",
+					  c.canary));
 		if (c.overflow && !c.panicked)
 			add(&why, "no panic from the stack check after its report");
 	}
@@ -449,7 +478,8 @@ int main(int argc, char **argv)
 	printf("least_stack_bytes_left=%s\n", c.least ? c.least : "-");
 	printf("stack_check_warnings=%zu\n", c.warns.n);
 	if (expect)
-		printf("overflow_caught=%s\n", c.overflow && c.panicked && c.warned_first ? "yes" : "no");
+		printf("overflow_caught=%s\n", c.overflow && c.panicked && c.warned_first &&
+		       c.canary && !strcmp(c.canary, "intact") ? "yes" : "no");
 	print_list(&why, "overflow boot: ");
 	if (c.overflow)
 		printf("stack-check overflow report:\n%s\n", c.overflow);
