@@ -151,6 +151,24 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 	[[ "$output" == *$'\n      kstack_deep_write+0xc5/0x14e [kstack_deep]\n      vfs_write+0xa3/0x186'* ]]
 }
 
+@test "the memory-pressure workload's chain and figures are listed apart from the first workload's" {
+	awk '/^kstack-init: done/ {
+		print "# kstack: stack_max_size=2208"
+		print "# stack_trace:         Depth    Size   Location    (40 entries)"
+		print "# stack_trace:   0)     2208      32   ext4_map_blocks+0x5/0x4f0"
+		print "# kstack: stack_max_size_pressure=2304"
+		print "# kstack: pressure_swapped_kb=71472"
+		print "# stack_trace_pressure:         Depth    Size   Location    (44 entries)"
+		print "# stack_trace_pressure:   0)     2336       8   check_new_pages+0x5/0x8f"
+		print "# stack_trace_pressure:   1)     2328      60   get_page_from_freelist+0x2e1/0x9ba"
+	} { print }' "$FIX/clean-i386.log" >"$BATS_TEST_TMPDIR/pressure.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/pressure.log"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"metric stack_max_size_pressure=2304"* ]]
+	[[ "$output" == *"metric pressure_swapped_kb=71472"* ]]
+	[[ "$output" == *$'deepest stack chain (ftrace stack tracer):\n'*'ext4_map_blocks+0x5/0x4f0'*$'\ndeepest stack chain under memory pressure (ftrace stack tracer):\n'*'  0)     2336       8   check_new_pages+0x5/0x8f'$'\n'*'get_page_from_freelist+0x2e1/0x9ba'* ]]
+}
+
 @test "a stack-check overflow in an ordinary boot is trouble" {
 	sed '/^kstack-init: done/i stack-check: overflow: task stack 7056 of 8192 bytes used, less than 2048 left, entering recursive_loop+0x0/0x6d from recursive_loop+0x50/0x6d' \
 		"$FIX/clean-x86_64.log" >"$BATS_TEST_TMPDIR/overflow.log"

@@ -196,7 +196,7 @@ struct console {
 	char *overflow, *overflow_fn, *panicked, *canary;
 	bool warned_first;
 	int passed, failed, skipped, nbegun, ochain, wchain, collecting;
-	struct list begun, ended, tapfail, failures, metrics, chain, scchain;
+	struct list begun, ended, tapfail, failures, metrics, chain, pchain, scchain;
 	struct list warns, warned, trouble, tail;
 };
 
@@ -274,6 +274,8 @@ static void read_line(struct console *c, const char *raw, bool expect)
 		add(&c->metrics, xstrdup(line + strlen("# kstack: ")));
 	if (starts(line, "# stack_trace: ") && c->chain.n < MAX_CHAIN)
 		add(&c->chain, xstrdup(line + strlen("# stack_trace: ")));
+	if (starts(line, "# stack_trace_pressure: ") && c->pchain.n < MAX_CHAIN)
+		add(&c->pchain, xstrdup(line + strlen("# stack_trace_pressure: ")));
 	if (starts(line, "# stack_check_chain: ") && c->scchain.n < MAX_SC_CHAIN)
 		add(&c->scchain, xstrdup(line + strlen("# stack_check_chain: ")));
 	/* stack_check=<bad> on the command line, refused by the kernel */
@@ -489,6 +491,9 @@ int main(int argc, char **argv)
 	if (c.chain.n)
 		printf("deepest stack chain (ftrace stack tracer):\n");
 	print_list(&c.chain, "    ");
+	if (c.pchain.n)
+		printf("deepest stack chain under memory pressure (ftrace stack tracer):\n");
+	print_list(&c.pchain, "    ");
 	if (c.scchain.n)
 		printf("deepest chains the stack check kept (first per stack type):\n");
 	print_list(&c.scchain, "    ");
