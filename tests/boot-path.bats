@@ -58,7 +58,7 @@ recorded_boots() { find "$WORK/results/boot" -name boot.info 2>/dev/null | wc -l
 		CONFIGS=x86_64-typo run "$TOOLS/$tool"
 		[ "$status" -ne 0 ] && [ "$status" -ne 125 ]
 		[[ "$output" == *"unknown config 'x86_64-typo' in CONFIGS="* ]]
-		[[ "$output" == *"Valid configs: x86_64 x86_64-small (or CONFIGS=all)"* ]]
+		[[ "$output" == *"Valid configs: x86_64 x86_64-small x86_64-debug (or CONFIGS=all)"* ]]
 		ARCHES=sparc64 run "$TOOLS/$tool"
 		[ "$status" -ne 0 ] && [ "$status" -ne 125 ]
 		[[ "$output" == *"unknown arch 'sparc64' in ARCHES="* ]]

@@ -77,7 +77,7 @@ selected() { lib eval 'select_configs; printf "%s\n" "${SELECTED[@]}"'; }
 	ARCHES=x86_64 CONFIGS=x86_64-nosuch run selected
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"unknown config 'x86_64-nosuch' in CONFIGS="* ]]
-	[[ "$output" == *"Valid configs: x86_64 x86_64-small (or CONFIGS=all)"* ]]
+	[[ "$output" == *"Valid configs: x86_64 x86_64-small x86_64-debug (or CONFIGS=all)"* ]]
 	CONFIGS=" , " run selected
 	[ "$status" -eq 1 ]
 	[[ "$output" == *"no config selected"* ]]
@@ -97,7 +97,7 @@ selected() { lib eval 'select_configs; printf "%s\n" "${SELECTED[@]}"'; }
 	sed -i 's/^main_config=.*/main_config=i386-huge/; $a console=ttyS0' "$WORK/configs/i386.arch"
 	CONFIGS_DIR=$WORK/configs ARCHES=i386 run selected
 	[ "$status" -eq 1 ]
-	[[ "$output" == *"main_config=i386-huge is not one of its configs (i386 i386-small)"* ]]
+	[[ "$output" == *"main_config=i386-huge is not one of its configs (i386 i386-small i386-debug)"* ]]
 }
 
 @test "a config whose fragment is missing is refused, naming it" {

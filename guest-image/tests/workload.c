@@ -11,15 +11,20 @@
  * a function of the stack tracer's own unwinding (the check counts those
  * entries apart), the warnings stay within their stated bound, and the
  * check's footprint below a function's entry stays within the allowance
- * its margin makes for it. Two more tests give a
+ * its margin makes for it. A second workload takes the paths that
+ * overflowed small stacks before: writeback of a file system on a loop
+ * device while memory runs short and reclaim swaps to a swap file, with
+ * the same reports (keys with _pressure). Two more tests give a
  * first figure of what the check costs, off then on: the workload's bogo
  * ops per second (a 3 s run each, stack tracer off), and fork and wait.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <sys/klog.h>
@@ -76,7 +81,8 @@ static long field(const char *text, const char *name)
  * stack_check/warnings says were printed; none for the stack tracer's own
  * function entries; and its footprint within the margin's allowance.
  */
-static void check_warnings_of_the_workload(struct __test_metadata *_metadata)
+static void check_warnings_of_the_workload(struct __test_metadata *_metadata,
+					   const char *suffix)
 {
 	static char log[1 << 20];
 	char text[4096], *line, *save = NULL;
@@ -103,9 +109,9 @@ static void check_warnings_of_the_workload(struct __test_metadata *_metadata)
 	printed = field(text, "printed: ");
 	dropped = field(text, "dropped: ");
 	nested = field(text, "nested: ");
-	printf("# kstack: stack_check_workload_warnings=%d\n", warnings);
-	printf("# kstack: stack_check_workload_dropped=%ld\n", dropped);
-	printf("# kstack: stack_check_workload_nested=%ld\n", nested);
+	printf("# kstack: stack_check_workload_warnings%s=%d\n", suffix, warnings);
+	printf("# kstack: stack_check_workload_dropped%s=%ld\n", suffix, dropped);
+	printf("# kstack: stack_check_workload_nested%s=%ld\n", suffix, nested);
 	EXPECT_EQ(printed, warnings) TH_LOG("stack_check/warnings says %ld printed", printed);
 	EXPECT_GE(dropped, 0);
 	/* task, hardirq, softirq and the exception stacks: 9 each at most */
@@ -115,54 +121,57 @@ static void check_warnings_of_the_workload(struct __test_metadata *_metadata)
 	ASSERT_TRUE(f != NULL);
 	ASSERT_EQ(2, fscanf(f, "%ld %ld", &most, &allowed));
 	fclose(f);
-	printf("# kstack: stack_check_footprint_bytes=%ld\n", most);
-	printf("# kstack: stack_check_footprint_allowance_bytes=%ld\n", allowed);
+	printf("# kstack: stack_check_footprint_bytes%s=%ld\n", suffix, most);
+	printf("# kstack: stack_check_footprint_allowance_bytes%s=%ld\n", suffix, allowed);
 	EXPECT_GT(most, 0);
 	EXPECT_LE(most, allowed) TH_LOG("the check used %ld bytes below an entry; its margin allows %ld",
 					 most, allowed);
 }
 
-TEST(stress_ng_fs_and_process_churn)
+/* Reset the stack tracer, the check's warnings (at 50%) and its chains */
+static void start_depth_watch(struct __test_metadata *_metadata)
+{
+	if (access(SC_DIR "/warn_percent", F_OK) == 0) {
+		ASSERT_EQ(0, write_file(SC_DIR "/warn_percent", "50"));
+		ASSERT_EQ(0, write_file(SC_DIR "/warnings", "reset"));
+		klogctl(5, NULL, 0);	/* SYSLOG_ACTION_CLEAR */
+	}
+	if (access(SC_DIR "/chains", F_OK) == 0)
+		ASSERT_EQ(0, write_file(SC_DIR "/chains", "reset"));
+	ASSERT_EQ(0, write_file(TRACING "/stack_max_size", "0"));
+	ASSERT_EQ(0, write_file("/proc/sys/kernel/stack_tracer_enabled", "1"));
+}
+
+/*
+ * What the stack tracer and the check saw since start_depth_watch(): the
+ * deepest stack and its chain, the check's warnings and its first chain
+ * per stack type. @suffix tells one workload's keys from another's.
+ */
+static void report_depth(struct __test_metadata *_metadata, const char *suffix)
 {
 	char line[256];
 	long max_size = -1;
 	int shown = 0;
 	FILE *f;
 
-	int check = access(SC_DIR "/warn_percent", F_OK) == 0;
-	int chains = access(SC_DIR "/chains", F_OK) == 0;
-
-	if (check) {
-		ASSERT_EQ(0, write_file(SC_DIR "/warn_percent", "50"));
-		ASSERT_EQ(0, write_file(SC_DIR "/warnings", "reset"));
-		klogctl(5, NULL, 0);	/* SYSLOG_ACTION_CLEAR */
-	}
-	if (chains)
-		ASSERT_EQ(0, write_file(SC_DIR "/chains", "reset"));
-	ASSERT_EQ(0, write_file(TRACING "/stack_max_size", "0"));
-	ASSERT_EQ(0, write_file("/proc/sys/kernel/stack_tracer_enabled", "1"));
-	EXPECT_EQ(0, system("cd /var/tmp && stress-ng --timeout 6s --fork 2 --dir 1 "
-			    "--dentry 1 --hdd 1 --hdd-bytes 2M --metrics-brief 2>&1 | "
-			    "sed 's/^/# stress-ng: /'"));
 	ASSERT_EQ(0, write_file("/proc/sys/kernel/stack_tracer_enabled", "0"));
-
 	f = fopen(TRACING "/stack_max_size", "r");
 	ASSERT_TRUE(f != NULL);
 	ASSERT_EQ(1, fscanf(f, "%ld", &max_size));
 	fclose(f);
-	printf("# kstack: stack_max_size=%ld\n", max_size);
+	printf("# kstack: stack_max_size%s=%ld\n", suffix, max_size);
 
 	/* The chain: the deepest frames first, as the stack tracer lists them. */
 	f = fopen(TRACING "/stack_trace", "r");
 	ASSERT_TRUE(f != NULL);
 	while (fgets(line, sizeof(line), f) && shown++ < 24)
-		printf("# stack_trace: %s", line);
+		printf("# stack_trace%s: %s", suffix, line);
 	fclose(f);
 	EXPECT_GT(max_size, 0);
 
-	if (check)
-		check_warnings_of_the_workload(_metadata);
-	if (!chains)
+	if (access(SC_DIR "/warn_percent", F_OK) == 0)
+		check_warnings_of_the_workload(_metadata, suffix);
+	if (access(SC_DIR "/chains", F_OK))
 		return;
 	/* The first chain the check kept for each stack type, as it has it */
 	f = fopen(SC_DIR "/chains", "r");
@@ -174,9 +183,155 @@ TEST(stress_ng_fs_and_process_churn)
 		else if (strstr(line, ": chain "))
 			shown = 0;
 		if (shown)
-			printf("# stack_check_chain: %s", line);
+			printf("# stack_check_chain%s: %s", suffix, line);
 	}
 	fclose(f);
+}
+
+TEST(stress_ng_fs_and_process_churn)
+{
+	start_depth_watch(_metadata);
+	EXPECT_EQ(0, system("cd /var/tmp && stress-ng --timeout 6s --fork 2 --dir 1 "
+			    "--dentry 1 --hdd 1 --hdd-bytes 2M --metrics-brief 2>&1 | "
+			    "sed 's/^/# stress-ng: /'"));
+	report_depth(_metadata, "");
+}
+
+static long meminfo_kb(const char *name)
+{
+	char line[128];
+	size_t len = strlen(name);
+	long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, len) && line[len] == ':')
+			kb = atol(line + len + 1);
+	fclose(f);
+	return kb;
+}
+
+#define LOOP_IMG "/var/tmp/kstack-loop.img"
+#define LOOP_DIR "/mnt/kstack-loop"
+#define SWAP_FILE "/var/tmp/kstack-swap"
+#define WRITE_MB 48
+
+/*
+ * Touch more anonymous memory than is available, so that reclaim writes
+ * pages out to swap, then touch it all once more (swap-in). Exit 0 when
+ * done, 2 when it could not allocate; the pages swapped out, in KiB, go
+ * to @fd.
+ */
+static void memory_hog(long bytes, int fd)
+{
+	long page = sysconf(_SC_PAGESIZE), off, swapped = 0, free_kb;
+	char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int round;
+
+	if (p == MAP_FAILED)
+		_exit(2);
+	for (round = 0; round < 2; round++) {
+		for (off = 0; off < bytes; off += page)
+			p[off] = (char)(off / page + round);
+		free_kb = meminfo_kb("SwapFree");
+		if (meminfo_kb("SwapTotal") - free_kb > swapped)
+			swapped = meminfo_kb("SwapTotal") - free_kb;
+	}
+	if (write(fd, &swapped, sizeof(swapped)) != sizeof(swapped))
+		_exit(3);
+	_exit(0);
+}
+
+/* Write WRITE_MB to a file on the loop file system, then fsync it */
+static int write_loop_file(void)
+{
+	static char buf[1 << 20];
+	int fd = open(LOOP_DIR "/data", O_WRONLY | O_CREAT | O_TRUNC, 0600), i, ok = 1;
+
+	if (fd < 0)
+		return -1;
+	for (i = 0; i < WRITE_MB && ok; i++) {
+		memset(buf, 'a' + i % 26, sizeof(buf));
+		ok = write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf);
+	}
+	if (fsync(fd))
+		ok = 0;
+	return close(fd) == 0 && ok ? 0 : -1;
+}
+
+static void undo_pressure_setup(void)
+{
+	if (system("swapoff " SWAP_FILE " 2>/dev/null; umount " LOOP_DIR " 2>/dev/null; "
+		   "rm -f " SWAP_FILE " " LOOP_IMG "; rmdir " LOOP_DIR " 2>/dev/null") == -1)
+		perror("cleanup");
+}
+
+/*
+ * Writeback under memory pressure with swap on, through a file system on a
+ * loop device: ext4 on loop on ext4 on virtio-blk, while a child touches
+ * more memory than the guest has free, so that the writer, the loop
+ * worker and reclaim meet. The pressure must be real (pages went to swap)
+ * and the hog must not be killed; the depth is reported as above. Under
+ * TCG it takes longer than the harness's default 30 s.
+ */
+FIXTURE(pressure) {
+	int ready;
+};
+
+FIXTURE_SETUP(pressure)
+{
+	self->ready = 0;
+	undo_pressure_setup();
+	ASSERT_EQ(0, system("truncate -s 192M " LOOP_IMG " && mkfs.ext4 -q -F " LOOP_IMG
+			    " && mkdir -p " LOOP_DIR " && mount -o loop " LOOP_IMG " " LOOP_DIR))
+		TH_LOG("could not make an ext4 file system on a loop device");
+	ASSERT_EQ(0, system("dd if=/dev/zero of=" SWAP_FILE " bs=1M count=128 status=none && "
+			    "chmod 600 " SWAP_FILE " && mkswap -q " SWAP_FILE " >/dev/null && "
+			    "swapon " SWAP_FILE))
+		TH_LOG("could not turn on a swap file");
+	self->ready = 1;
+}
+
+FIXTURE_TEARDOWN(pressure)
+{
+	undo_pressure_setup();
+}
+
+TEST_F_TIMEOUT(pressure, writeback_on_a_loop_fs_with_swap, 150)
+{
+	long avail_kb, swapped = -1;
+	int pipefd[2], status = -1, wrote;
+	pid_t hog;
+
+	ASSERT_TRUE(self->ready);
+	avail_kb = meminfo_kb("MemAvailable");
+	ASSERT_GT(avail_kb, 0);
+	ASSERT_EQ(0, pipe(pipefd));
+
+	start_depth_watch(_metadata);
+	hog = fork();
+	ASSERT_GE(hog, 0);
+	if (hog == 0) {
+		close(pipefd[0]);
+		/* 64 MiB more than is available: well within the swap file */
+		memory_hog((avail_kb + 64 * 1024) * 1024, pipefd[1]);
+	}
+	close(pipefd[1]);
+	wrote = write_loop_file();
+	waitpid(hog, &status, 0);
+	if (read(pipefd[0], &swapped, sizeof(swapped)) != sizeof(swapped))
+		swapped = -1;
+	close(pipefd[0]);
+	report_depth(_metadata, "_pressure");
+
+	printf("# kstack: pressure_mem_available_kb=%ld\n", avail_kb);
+	printf("# kstack: pressure_swapped_kb=%ld\n", swapped);
+	EXPECT_EQ(0, wrote) TH_LOG("writing %d MiB to the loop file system failed", WRITE_MB);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("the memory hog did not finish: status 0x%x", status);
+	EXPECT_GT(swapped, 0) TH_LOG("nothing went to swap: no memory pressure");
 }
 
 static double fork_wait_us(int rounds)
