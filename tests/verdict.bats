@@ -209,6 +209,32 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 	[[ "$output" == *"overflow boot: no stack-check warning for recursive_loop before its overflow report"* ]]
 }
 
+@test "an overflow boot whose limit an interrupt on top of the warned chain crossed is GOOD, and says so" {
+	awk '/^stack-check: overflow: / {
+		sub(/entering recursive_loop\+0x0\/0x79 from recursive_loop\+0x58\/0x79/, "entering ksoftirqd_running+0x0/0x36 from __irq_exit_rcu+0x2f/0x55")
+		print; getline; print
+		print "stack-check:  ksoftirqd_running+0x0/0x36"
+		print "stack-check:  irq_exit_rcu+0xd/0xf"
+		print "stack-check:  run_sysvec_on_irqstack_32+0x4d/0x51"
+		print "stack-check:  sysvec_apic_timer_interrupt+0x1b/0x29"
+		print "stack-check:  handle_exception_return+0x0/0xad"
+		print "stack-check:  stack_check_slow.constprop.0+0x1c8/0x1d0"
+		print "stack-check:  stack_check_call+0x21b/0x23a"
+		print "stack-check:  ftrace_call+0x5/0x15"
+		next
+	} { print }' "$FIX/overflow-caught-i386.log" >"$BATS_TEST_TMPDIR/irq.log"
+	grep -q '^stack-check: overflow: .* entering ksoftirqd_running' "$BATS_TEST_TMPDIR/irq.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/irq.log" --expect-overflow
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"overflow_caught=yes"* ]]
+	[[ "$output" == *"overflow_warned_below=recursive_loop"* ]]
+	# without the warned chain below it, the same report is BAD
+	grep -v '^stack-check:  recursive_loop' "$BATS_TEST_TMPDIR/irq.log" >"$BATS_TEST_TMPDIR/irq-alone.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/irq-alone.log" --expect-overflow
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"overflow boot: no stack-check warning for ksoftirqd_running before its overflow report"* ]]
+}
+
 @test "an overflow boot with other trouble before the overflow is BAD" {
 	sed '/^# kstack-provoke: EXHAUST_STACK/a BUG: unable to handle page fault for address: 0000000000000010' \
 		"$FIX/overflow-caught-x86_64.log" >"$BATS_TEST_TMPDIR/other.log"

@@ -128,6 +128,22 @@ static void check_warnings_of_the_workload(struct __test_metadata *_metadata,
 					 most, allowed);
 }
 
+/*
+ * The stack tracer's own unwinding, at every new deepest stack, runs on the
+ * stack it measures: with a timer interrupt on top, about 400 bytes below a
+ * traced function's entry on x86_32. With the check in a kernel with 4 KiB
+ * task stacks that is more than the check's margin leaves (its overflow
+ * check counts another callback's frames too, as it must): a workload of
+ * 2 KiB with the tracer on panicked at 2408 bytes used, past 2400. There
+ * the depth comes from the check's chains alone.
+ */
+static int tracer_fits(void)
+{
+	const char *size = getenv("kstack_thread_size");
+
+	return !(size && atol(size) <= 4096 && access(SC_DIR "/enabled", F_OK) == 0);
+}
+
 /* Reset the stack tracer, the check's warnings (at 50%) and its chains */
 static void start_depth_watch(struct __test_metadata *_metadata)
 {
@@ -138,6 +154,10 @@ static void start_depth_watch(struct __test_metadata *_metadata)
 	}
 	if (access(SC_DIR "/chains", F_OK) == 0)
 		ASSERT_EQ(0, write_file(SC_DIR "/chains", "reset"));
+	if (!tracer_fits()) {
+		printf("# kstack: stack tracer off: a 4 KiB task stack with the check has no room for its unwinding\n");
+		return;
+	}
 	ASSERT_EQ(0, write_file(TRACING "/stack_max_size", "0"));
 	ASSERT_EQ(0, write_file("/proc/sys/kernel/stack_tracer_enabled", "1"));
 }
@@ -154,20 +174,22 @@ static void report_depth(struct __test_metadata *_metadata, const char *suffix)
 	int shown = 0;
 	FILE *f;
 
-	ASSERT_EQ(0, write_file("/proc/sys/kernel/stack_tracer_enabled", "0"));
-	f = fopen(TRACING "/stack_max_size", "r");
-	ASSERT_TRUE(f != NULL);
-	ASSERT_EQ(1, fscanf(f, "%ld", &max_size));
-	fclose(f);
-	printf("# kstack: stack_max_size%s=%ld\n", suffix, max_size);
+	if (tracer_fits()) {
+		ASSERT_EQ(0, write_file("/proc/sys/kernel/stack_tracer_enabled", "0"));
+		f = fopen(TRACING "/stack_max_size", "r");
+		ASSERT_TRUE(f != NULL);
+		ASSERT_EQ(1, fscanf(f, "%ld", &max_size));
+		fclose(f);
+		printf("# kstack: stack_max_size%s=%ld\n", suffix, max_size);
 
-	/* The chain: the deepest frames first, as the stack tracer lists them. */
-	f = fopen(TRACING "/stack_trace", "r");
-	ASSERT_TRUE(f != NULL);
-	while (fgets(line, sizeof(line), f) && shown++ < 24)
-		printf("# stack_trace%s: %s", suffix, line);
-	fclose(f);
-	EXPECT_GT(max_size, 0);
+		/* The chain: the deepest frames first, as the stack tracer lists them. */
+		f = fopen(TRACING "/stack_trace", "r");
+		ASSERT_TRUE(f != NULL);
+		while (fgets(line, sizeof(line), f) && shown++ < 24)
+			printf("# stack_trace%s: %s", suffix, line);
+		fclose(f);
+		EXPECT_GT(max_size, 0);
+	}
 
 	if (access(SC_DIR "/warn_percent", F_OK) == 0)
 		check_warnings_of_the_workload(_metadata, suffix);

@@ -193,7 +193,7 @@ static bool is_trouble(const char *s)
 struct console {
 	bool poweredoff, userspace, done, inwarn, survived, provoked;
 	char *uptime, *least, *binaries, *current;
-	char *overflow, *overflow_fn, *panicked, *canary;
+	char *overflow, *overflow_fn, *panicked, *canary, *warned_below;
 	bool warned_first;
 	int passed, failed, skipped, nbegun, ochain, wchain, collecting;
 	struct list begun, ended, tapfail, failures, metrics, chain, pchain, scchain;
@@ -342,12 +342,25 @@ static void read_line(struct console *c, const char *raw, bool expect)
 				    starts(w, "overwritten") ? "overwritten" : "unknown");
 		return;
 	}
-	if (expect && c->overflow && !c->panicked && starts(line, "stack-check:  ") &&
-	    c->ochain++ < MAX_OVERFLOW_CHAIN) {
-		char *old = c->overflow;
+	/*
+	 * The report's call chain. An interrupt that comes on top of a warned
+	 * chain (in the check itself, say, as its footprint allows) may be the
+	 * entry that crosses the limit: the overflow is still the warned
+	 * chain's when a function below it in the report was warned.
+	 */
+	if (expect && c->overflow && !c->panicked && starts(line, "stack-check:  ")) {
+		const char *fn = line + strlen("stack-check:  ");
 
-		c->overflow = xprintf("%s\n      %s", old, line + strlen("stack-check:  "));
-		free(old);
+		if (!c->warned_first && has(&c->warned, entered(fn))) {
+			c->warned_first = true;
+			c->warned_below = xstrdup(entered(fn));
+		}
+		if (c->ochain++ < MAX_OVERFLOW_CHAIN) {
+			char *old = c->overflow;
+
+			c->overflow = xprintf("%s\n      %s", old, fn);
+			free(old);
+		}
 		return;
 	}
 	if (expect && c->overflow && starts(line, "Kernel panic - not syncing: stack-check: ")) {
@@ -482,6 +495,8 @@ int main(int argc, char **argv)
 	if (expect)
 		printf("overflow_caught=%s\n", c.overflow && c.panicked && c.warned_first &&
 		       c.canary && !strcmp(c.canary, "intact") ? "yes" : "no");
+	if (expect && c.warned_below)
+		printf("overflow_warned_below=%s\n", c.warned_below);
 	print_list(&why, "overflow boot: ");
 	if (c.overflow)
 		printf("stack-check overflow report:\n%s\n", c.overflow);
