@@ -134,14 +134,16 @@ static void check_warnings_of_the_workload(struct __test_metadata *_metadata,
  * traced function's entry on x86_32. With the check in a kernel with 4 KiB
  * task stacks that is more than the check's margin leaves (its overflow
  * check counts another callback's frames too, as it must): a workload of
- * 2 KiB with the tracer on panicked at 2408 bytes used, past 2400. There
- * the depth comes from the check's chains alone.
+ * 2 KiB with the tracer on panicked at 2408 bytes used, past 2400; on
+ * x86_64 with 8 KiB, writeback under memory pressure with the tracer on
+ * panicked at 5320, past 5312, in the tracer's unwinder. With the check in
+ * a kernel with small task stacks, the depth comes from its chains alone.
  */
 static int tracer_fits(void)
 {
 	const char *size = getenv("kstack_thread_size");
 
-	return !(size && atol(size) <= 4096 && access(SC_DIR "/enabled", F_OK) == 0);
+	return !(size && atol(size) <= 8192 && access(SC_DIR "/enabled", F_OK) == 0);
 }
 
 /* Reset the stack tracer, the check's warnings (at 50%) and its chains */
@@ -155,7 +157,7 @@ static void start_depth_watch(struct __test_metadata *_metadata)
 	if (access(SC_DIR "/chains", F_OK) == 0)
 		ASSERT_EQ(0, write_file(SC_DIR "/chains", "reset"));
 	if (!tracer_fits()) {
-		printf("# kstack: stack tracer off: a 4 KiB task stack with the check has no room for its unwinding\n");
+		printf("# kstack: stack tracer off: a small task stack with the check has no room for its unwinding\n");
 		return;
 	}
 	ASSERT_EQ(0, write_file(TRACING "/stack_max_size", "0"));
