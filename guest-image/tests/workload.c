@@ -157,7 +157,7 @@ static void start_depth_watch(struct __test_metadata *_metadata)
 	if (access(SC_DIR "/chains", F_OK) == 0)
 		ASSERT_EQ(0, write_file(SC_DIR "/chains", "reset"));
 	if (!tracer_fits()) {
-		printf("# kstack: stack tracer off: a small task stack with the check has no room for its unwinding\n");
+		printf("# kstack: stack_tracer=off (a small task stack with the check has no room for its unwinding)\n");
 		return;
 	}
 	ASSERT_EQ(0, write_file(TRACING "/stack_max_size", "0"));
