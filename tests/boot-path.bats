@@ -72,6 +72,15 @@ recorded_boots() { find "$WORK/results/boot" -name boot.info 2>/dev/null | wc -l
 	[ ! -e "$WORK/results/build" ] && [ "$(boots)" -eq 0 ]
 }
 
+@test "an unknown KSTACK_FRAME_WARN_BOOTS is an error before anything is built, for every tool" {
+	for tool in bisect-build bisect-boot build boot bisect; do
+		KSTACK_FRAME_WARN_BOOTS=both run "$TOOLS/$tool"
+		[ "$status" -ne 0 ] && [ "$status" -ne 125 ]
+		[[ "$output" == *"KSTACK_FRAME_WARN_BOOTS=both is not known: give every or ends"* ]]
+	done
+	[ ! -e "$WORK/results/build" ] && [ "$(boots)" -eq 0 ]
+}
+
 @test "TIP=, GOOD= and BAD= that name no commit after the base are errors listing the series" {
 	TIP=nosuch run "$TOOLS/bisect-build"
 	[ "$status" -eq 1 ]

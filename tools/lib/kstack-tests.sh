@@ -58,6 +58,12 @@ OVERFLOW_ARGS="kstack_provoke=$OVERFLOW_CRASH stack_check=150"
 # allows (the series' LKDTM commit): BOOT_DIR/<name>:<crash type>. Each must
 # be caught by the check's panic with the stack end canary intact.
 FRAME_WARN_BOOTS="overflow-frame-warn:EXHAUST_STACK_FRAME_WARN overflow-frame-warn-8:EXHAUST_STACK_FRAME_WARN_8"
+# Checked when a tool starts, not when the first step with the check has
+# been built: a typo must not cost a build.
+case "${KSTACK_FRAME_WARN_BOOTS:-every}" in
+every | ends) ;;
+*) die "KSTACK_FRAME_WARN_BOOTS=${KSTACK_FRAME_WARN_BOOTS} is not known: give every or ends" ;;
+esac
 
 # frame_warn_boots_here TREE: the FRAME_WARN overflow boots run at this step:
 # at every step with the check (KSTACK_FRAME_WARN_BOOTS=every, the default),
