@@ -370,8 +370,8 @@ TEST_F(check, moving_the_threshold_moves_the_warning)
 {
 	struct limits *t = &self->task;
 	struct deep d;
-	long first = -1;
-	int below, at;
+	long first = -1, first_site = -1;
+	int below, at, n;
 	char want[16];
 
 	REQUIRE_CHECK();
@@ -381,6 +381,8 @@ TEST_F(check, moving_the_threshold_moves_the_warning)
 	snprintf(want, sizeof(want), "%d", at);
 	ASSERT_EQ(0, put(SC_DIR "/warn_percent", want));
 	ASSERT_EQ(at, read_percent());
+	/* a new rate-limit window: the earlier tests' warnings drop none here */
+	ASSERT_EQ(0, put(SC_DIR "/warnings", "reset"));
 	klog_clear();
 	/* two levels under it; the recursion's entries are above its deepest */
 	below = at - (2 * d.frame * 100 / (int)t->size + 2);
@@ -389,11 +391,26 @@ TEST_F(check, moving_the_threshold_moves_the_warning)
 	EXPECT_EQ(0, warnings("task", SITE, NULL))
 		TH_LOG("warned under %d%%: the run reached %lu", at, d.deepest);
 	ASSERT_EQ(0, run_to("task", self->deep, &d));
-	ASSERT_GE(warnings("task", SITE, &first), 1);
+	/*
+	 * The high-water marks are the system's: another task (a kworker in
+	 * writeback, say) may cross the new threshold first and raise the
+	 * mark past this run. Whoever warns first, it is at the threshold;
+	 * and the recursion, when it is first, warns within a level of it.
+	 */
+	n = warnings("task", "", &first);
+	ASSERT_GE(n + warnings_field("dropped: "), 1)
+		TH_LOG("a run to %d%% passed %d%% and nothing warned", self->deep, at);
 	printf("# kstack: stack_check_moved_threshold_percent=%d\n", at);
+	if (!n)
+		return;
 	printf("# kstack: stack_check_moved_warning_percent=%d\n", pct(first, t->size));
-	EXPECT_GE(first * 100, (long)(t->size * at));
-	EXPECT_LT(first, (long)(t->size * at / 100) + 1024);
+	EXPECT_GE(first * 100, (long)(t->size * at)) TH_LOG("the first warning came at %ld", first);
+	if (warnings("task", SITE, &first_site) && first_site == first) {
+		EXPECT_LT(first, (long)(t->size * at / 100) + 1024);
+	} else {
+		TH_LOG("another function warned first, at %ld bytes: the recursion %s", first,
+		       first_site < 0 ? "did not warn" : "warned after it");
+	}
 }
 
 TEST_F(check, bad_threshold_is_refused_and_the_old_one_kept)
