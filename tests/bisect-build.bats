@@ -115,6 +115,25 @@ interruptible() { exec setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' "$@"; 
 	[ -z "$(compgen -G "$WORK/results/build/*.tmp.*")" ]
 }
 
+@test "a build whose job was killed (the OOM killer, a kill from outside) is an error, not FAIL, and not recorded" {
+	FAKE_BUILD_SLEEP=31.5 "$TOOLS/bisect-build" >"$WORK/first.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 1 200); do
+		pkill -KILL -f '^sleep 31.5$' && break
+		sleep 0.1
+	done
+	rc=0
+	wait "$pid" || rc=$?
+	[ "$rc" -ne 0 ]
+	[[ "$(cat "$WORK/first.log")" == *"was stopped by a signal (make exited 2), not by an error in the kernel"* ]]
+	[[ "$(cat "$WORK/first.log")" == *"Nothing was recorded; run again."* ]]
+	[[ "$(cat "$WORK/first.log")" != *"build FAIL"* ]]
+	[ -z "$(compgen -G "$WORK/results/build/*/result")" ]
+	[ -z "$(compgen -G "$WORK/results/build/*.tmp.*")" ]
+	run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+}
+
 @test "a second run while one is going is refused" {
 	FAKE_BUILD_SLEEP=30 interruptible "$TOOLS/bisect-build" >/dev/null 2>&1 &
 	pid=$!

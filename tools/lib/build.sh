@@ -47,6 +47,19 @@ warning_keys() {
 		sort -u
 }
 
+# build_was_killed RC LOG: did make (exit RC) stop because it, or a job of
+# it, was killed by a signal (SIGTERM from outside, the OOM killer's
+# SIGKILL, ^C) rather than because the kernel does not build? Then there
+# is no compiler or linker error in LOG, and make says a job was killed.
+build_was_killed() {
+	[ "$1" -ge 128 ] && return 0
+	grep -q 'Killed signal terminated program' "$2" && return 0
+	grep -q -E ': (fatal )?error: |undefined reference to' "$2" && return 1
+	# make names the signal that killed a job it ran; a job's shell killed
+	# under it exits 128 + the signal (HUP, INT, KILL, TERM)
+	grep -q -E '^make(\[[0-9]+\])?: \*\*\* \[.*\] (Terminated|Killed|Interrupt|Hangup|Error (129|130|137|143))$' "$2"
+}
+
 # first_error_line LOG: the line that best names why a build failed.
 first_error_line() {
 	grep -m1 -E ': (fatal )?error: |undefined reference to|Error [0-9]+' "$1" ||
@@ -79,9 +92,20 @@ build_step() {
 		else
 			first_error="config: $(first_error_line "$tmp/config.log")"
 		fi
-	elif ! kernel_make "$src" "$o" "$config" all >"$tmp/build.log" 2>&1; then
-		status=FAIL
-		first_error=$(first_error_line "$tmp/build.log")
+	else
+		local rc=0
+		kernel_make "$src" "$o" "$config" all >"$tmp/build.log" 2>&1 || rc=$?
+		if [ "$rc" -ne 0 ] && build_was_killed "$rc" "$tmp/build.log"; then
+			local last
+			mapfile -t last < <(grep -v '^  [A-Z]' "$tmp/build.log" | tail -n 3)
+			rm -rf "$tmp"
+			die "the build of $config was stopped by a signal (make exited $rc), not by an error in the kernel" \
+				"Nothing was recorded; run again. The end of its log:" "${last[@]}"
+		fi
+		if [ "$rc" -ne 0 ]; then
+			status=FAIL
+			first_error=$(first_error_line "$tmp/build.log")
+		fi
 	fi
 	seconds=$(elapsed_since "$start")
 	if [ -f "$o/kstack-config-check.txt" ]; then cp "$o/kstack-config-check.txt" "$tmp/config-check.txt"; fi
