@@ -186,6 +186,35 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 		[[ "$output" == *"overflow_caught=yes"* ]]
 		[[ "$output" == *"stack-check overflow report:"*"entering recursive_loop+0x0/"*"Kernel panic - not syncing: stack-check: task stack overflow"* ]]
 		[[ "$output" == *$'\n      recursive_loop+0x0/'* ]]
+		[[ "$output" == *"overflow_panic_trace=unwound"* ]]
+	done
+}
+
+@test "an overflow boot whose panic trace does not unwind from the check stack to the chain is BAD (x86_64, i386)" {
+	for arch in x86_64 i386; do
+		# as before the unwinder knew the check stack: "Call Trace:", nothing below
+		awk '/^Kernel panic - not syncing/ { print; skip = 1; next }
+			skip && /^Call Trace:/ { print; next }
+			skip && /^Kernel Offset/ { skip = 0 }
+			!skip || /^CPU: / { print }' \
+			"$FIX/overflow-caught-$arch.log" >"$BATS_TEST_TMPDIR/empty.log"
+		grep -q '^Call Trace:' "$BATS_TEST_TMPDIR/empty.log"
+		! grep -q 'STACK_CHECK>' "$BATS_TEST_TMPDIR/empty.log"
+		run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/empty.log" --expect-overflow
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"verdict=BAD"* ]]
+		[[ "$output" == *"overflow_caught=no"* ]]
+		[[ "$output" == *"overflow_panic_trace=none"* ]]
+		[[ "$output" == *"overflow boot: the panic's call trace does not show the check stack (no <STACK_CHECK>)"* ]]
+		# the check stack, then only guesses ("? fn"): not an unwind
+		awk '/<\/STACK_CHECK>/ { print; cut = 1; next }
+			cut && /^Kernel Offset/ { cut = 0 }
+			cut && /^ [A-Za-z0-9_.]+\+0x/ { sub(/^ /, " ? ") }
+			{ print }' "$FIX/overflow-caught-$arch.log" >"$BATS_TEST_TMPDIR/guess.log"
+		run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/guess.log" --expect-overflow
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"overflow_panic_trace=check-stack-only"* ]]
+		[[ "$output" == *"overflow boot: the panic's call trace never left the check stack for recursive_loop"* ]]
 	done
 }
 

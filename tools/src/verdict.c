@@ -153,6 +153,28 @@ static char *entered(const char *s)
 	return buf;
 }
 
+/*
+ * Is the call trace line @s (" fn+0x1/0x2") a frame of function @fn that
+ * the unwinder found? A "? " line is only a word on the stack that looks
+ * like a return address.
+ */
+static bool is_frame_of(const char *s, const char *fn)
+{
+	size_t n = strlen(fn);
+
+	while (*s == ' ')
+		s++;
+	return n && !strncmp(s, fn, n) && s[n] == '+';
+}
+
+static bool is_frame_of_one(const char *s, const struct list *fns)
+{
+	for (size_t i = 0; i < fns->n; i++)
+		if (is_frame_of(s, fns->v[i]))
+			return true;
+	return false;
+}
+
 /* The kernel's "[   12.345678] " time stamp, if the line has one. */
 static const char *strip_stamp(const char *s)
 {
@@ -194,10 +216,11 @@ struct console {
 	bool poweredoff, userspace, done, inwarn, survived, provoked;
 	char *uptime, *least, *binaries, *current;
 	char *overflow, *overflow_fn, *panicked, *canary, *warned_below;
-	bool warned_first;
+	bool warned_first, trace_check, trace_left, trace_unwound;
 	int passed, failed, skipped, nbegun, ochain, wchain, collecting;
 	struct list begun, ended, tapfail, failures, metrics, chain, pchain, scchain;
 	struct list warns, warned, trouble, tail;
+	struct list ofns;	/* the functions the overflow report names */
 };
 
 static void read_line(struct console *c, const char *raw, bool expect)
@@ -329,6 +352,7 @@ static void read_line(struct console *c, const char *raw, bool expect)
 	if (expect && starts(line, "stack-check: overflow: ") && !c->overflow) {
 		c->overflow = xprintf("  %s", line);
 		c->overflow_fn = xstrdup(entered(line));
+		add(&c->ofns, xstrdup(c->overflow_fn));
 		c->warned_first = has(&c->warned, c->overflow_fn);
 		c->ochain = 0;
 		return;
@@ -351,6 +375,7 @@ static void read_line(struct console *c, const char *raw, bool expect)
 	if (expect && c->overflow && !c->panicked && starts(line, "stack-check:  ")) {
 		const char *fn = line + strlen("stack-check:  ");
 
+		add(&c->ofns, xstrdup(entered(fn)));
 		if (!c->warned_first && has(&c->warned, entered(fn))) {
 			c->warned_first = true;
 			c->warned_below = xstrdup(entered(fn));
@@ -367,8 +392,20 @@ static void read_line(struct console *c, const char *raw, bool expect)
 		c->panicked = xprintf("  %s", line);
 		return;
 	}
-	if (expect && c->panicked)
+	/*
+	 * panic()'s own call trace, from the check stack it panics on: the
+	 * unwinder must know that stack (<STACK_CHECK>) and go on from it to
+	 * the stack that overflowed, where the function that crossed is.
+	 */
+	if (expect && c->panicked) {
+		if (strstr(line, "<STACK_CHECK>"))
+			c->trace_check = true;
+		else if (strstr(line, "</STACK_CHECK>"))
+			c->trace_left = c->trace_check;
+		else if (c->trace_left && is_frame_of_one(line, &c->ofns))
+			c->trace_unwound = true;
 		return;
+	}
 	if (c->collecting > 0) {
 		append_line(&c->trouble, "    ", line);
 		c->collecting--;
@@ -476,6 +513,11 @@ int main(int argc, char **argv)
 					  c.canary));
 		if (c.overflow && !c.panicked)
 			add(&why, "no panic from the stack check after its report");
+		else if (c.panicked && !c.trace_check)
+			add(&why, "the panic's call trace does not show the check stack (no <STACK_CHECK>): the unwinder does not know the stack the report runs on");
+		else if (c.panicked && !c.trace_unwound)
+			add(&why, xprintf("the panic's call trace never left the check stack for %s or a function of its chain in the report",
+					  c.overflow_fn));
 	}
 	if (timed_out)
 		verdict = "TIMEOUT";
@@ -494,7 +536,10 @@ int main(int argc, char **argv)
 	printf("stack_check_warnings=%zu\n", c.warns.n);
 	if (expect)
 		printf("overflow_caught=%s\n", c.overflow && c.panicked && c.warned_first &&
-		       c.canary && !strcmp(c.canary, "intact") ? "yes" : "no");
+		       c.canary && !strcmp(c.canary, "intact") && c.trace_unwound ? "yes" : "no");
+	if (expect)
+		printf("overflow_panic_trace=%s\n", c.trace_unwound ? "unwound" :
+		       c.trace_check ? "check-stack-only" : "none");
 	if (expect && c.warned_below)
 		printf("overflow_warned_below=%s\n", c.warned_below);
 	print_list(&why, "overflow boot: ");
