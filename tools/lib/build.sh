@@ -47,6 +47,9 @@ warning_keys() {
 		sort -u
 }
 
+# A compiler's or linker's error line in a build log.
+BUILD_ERROR_RE=': (fatal )?error: |undefined reference to'
+
 # build_was_killed RC LOG: did make (exit RC) stop because it, or a job of
 # it, was killed by a signal (SIGTERM from outside, the OOM killer's
 # SIGKILL, ^C) rather than because the kernel does not build? Then there
@@ -54,7 +57,7 @@ warning_keys() {
 build_was_killed() {
 	[ "$1" -ge 128 ] && return 0
 	grep -q 'Killed signal terminated program' "$2" && return 0
-	grep -q -E ': (fatal )?error: |undefined reference to' "$2" && return 1
+	grep -q -E "$BUILD_ERROR_RE" "$2" && return 1
 	# make names the signal that killed a job it ran; a job's shell killed
 	# under it exits 128 + the signal (HUP, INT, KILL, TERM)
 	grep -q -E '^make(\[[0-9]+\])?: \*\*\* \[.*\] (Terminated|Killed|Interrupt|Hangup|Error (129|130|137|143))$' "$2"
@@ -62,7 +65,7 @@ build_was_killed() {
 
 # first_error_line LOG: the line that best names why a build failed.
 first_error_line() {
-	grep -m1 -E ': (fatal )?error: |undefined reference to|Error [0-9]+' "$1" ||
+	grep -m1 -E "$BUILD_ERROR_RE|Error [0-9]+" "$1" ||
 		grep -m1 -E 'error|\*\*\*' "$1" || tail -n 1 "$1"
 }
 
