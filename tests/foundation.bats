@@ -313,3 +313,18 @@ setup() { setup_test_work; }
 		[[ "$output" == *"usage: tools/$tool"* ]]
 	done
 }
+
+@test "ran_ok (the e2e tests' exit check) passes on 0, and on a failure shows the output's tail and the verdicts it names" {
+	status=0 output=anything
+	ran_ok >"$BATS_TEST_TMPDIR/ok.out"
+	[ ! -s "$BATS_TEST_TMPDIR/ok.out" ]
+	printf 'verdict=BAD\nmetric boot_seconds=3\nkernel trouble:\n  Kernel panic - not syncing: x\n' >"$BATS_TEST_TMPDIR/verdict.txt"
+	status=1 output=$(printf 'step 9 i386-small: boot BAD\n  verdict: %s\n  verdict: /nonexistent/verdict.txt\nerror: 1 of 20 steps failed\n' "$BATS_TEST_TMPDIR/verdict.txt")
+	if ran_ok >"$BATS_TEST_TMPDIR/bad.out"; then false; fi
+	grep -qx 'exit status 1; the last lines of its output:' "$BATS_TEST_TMPDIR/bad.out"
+	grep -qx 'error: 1 of 20 steps failed' "$BATS_TEST_TMPDIR/bad.out"
+	grep -qx "== $BATS_TEST_TMPDIR/verdict.txt (without its metrics):" "$BATS_TEST_TMPDIR/bad.out"
+	grep -qx '  Kernel panic - not syncing: x' "$BATS_TEST_TMPDIR/bad.out"
+	! grep -q 'metric boot_seconds' "$BATS_TEST_TMPDIR/bad.out"
+	! grep -q '^== /nonexistent' "$BATS_TEST_TMPDIR/bad.out"
+}

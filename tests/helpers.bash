@@ -218,6 +218,22 @@ tsv_cols() {
 		{ line = ""; for (k = 1; k <= n; k++) line = line (k > 1 ? "\t" : "") $(at[want[k]]); print line }' "$tsv"
 }
 
+# ran_ok: after `run`, succeed if the command exited 0; else print why (the
+# tail of its output and the verdict of each boot it names, what CI shows
+# of a failed test) and fail.
+ran_ok() {
+	[ "$status" -eq 0 ] && return 0
+	echo "exit status $status; the last lines of its output:"
+	tail -n 25 <<<"$output"
+	local verdict
+	for verdict in $(sed -n 's/^ *verdict: //p' <<<"$output" | sort -u); do
+		[ -f "$verdict" ] || continue
+		echo "== $verdict (without its metrics):"
+		grep -v '^metric ' "$verdict" | head -n 60
+	done
+	return 1
+}
+
 # lib FUNCTION ARGS...: call a tools/lib.sh function in a shell of its own.
 lib() {
 	bash -c '. "$0/tools/lib.sh"; "$@"' "$KSTACK_ROOT" "$@"

@@ -11,15 +11,15 @@ setup_file() { setup_e2e_work; }
 
 @test "real base: import verifies the tarball and gives the commit in upstream-base.txt" {
 	run "$TOOLS/import"
-	[ "$status" -eq 0 ]
+	ran_ok
 	[ "$(git --git-dir="$BASE_REPO" rev-parse kstack-base)" = "$(sed -n 's/^base_commit=//p' "$KSTACK_ROOT/upstream-base.txt")" ]
 }
 
 @test "real base: worktree and am apply the series" {
 	FORCE=1 run "$TOOLS/worktree"
-	[ "$status" -eq 0 ]
+	ran_ok
 	run "$TOOLS/am"
-	[ "$status" -eq 0 ]
+	ran_ok
 	[ "$(git -C "$WORKTREE" rev-list --count kstack-base..HEAD)" -eq "$(count_patches)" ]
 	run "$TOOLS/status"
 	[[ "$output" == *"series:    same"* ]]
@@ -27,7 +27,7 @@ setup_file() { setup_e2e_work; }
 
 @test "real base: export of the unchanged series changes no file" {
 	run "$TOOLS/export"
-	[ "$status" -eq 0 ]
+	ran_ok
 	diff -r <(cd "$KSTACK_ROOT/commits" && cat ./*.patch) <(cd "$COMMITS" && cat ./*.patch)
 }
 
@@ -51,10 +51,10 @@ setup_file() { setup_e2e_work; }
 	git config --global user.email "sam@kernel.test"
 	git init -q "$proj" && git -C "$proj" add -A && git -C "$proj" commit -q -m series
 	COMMITS=$proj/commits run "$TOOLS/review"
-	[ "$status" -eq 0 ]
+	ran_ok
 	[[ "$output" == *"x86@kernel.org"* ]]
 	COMMITS=$proj/commits run "$TOOLS/send"
-	[ "$status" -eq 0 ]
+	ran_ok
 	local n
 	n=$(count_patches)
 	[ "$(find "$WORK/outbox/v1/mail" -name '*.patch' | wc -l)" -eq $((n + 1)) ]
@@ -95,9 +95,9 @@ setup_file() { setup_e2e_work; }
 	} >"$WORK/replies.mbox"
 	COMMITS=$proj/commits MBOX=$WORK/replies.mbox run "$TOOLS/trailers"
 	echo "$output" >&3
-	[ "$status" -eq 0 ]
+	ran_ok
 	COMMITS=$proj/commits run "$TOOLS/export"
-	[ "$status" -eq 0 ]
+	ran_ok
 	grep -q '^Reviewed-by: Rita Reviewer <rita@kernel.test>$' "$proj"/commits/0002-*.patch
 	[ "$(grep -l 'Reviewed-by: Rita' "$proj"/commits/*.patch | wc -l)" -eq 1 ]
 }

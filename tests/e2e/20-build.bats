@@ -13,7 +13,7 @@ steps() { echo $(($(git -C "$WORKTREE" rev-list --count kstack-base..HEAD) + 1))
 @test "bisect-build builds every step on every arch and writes the table as Markdown and TSV" {
 	run "$TOOLS/bisect-build"
 	echo "$output" >"$WORK/bisect-build.out"
-	[ "$status" -eq 0 ]
+	ran_ok
 	tsv=$WORK/results/bisect-build/results.tsv
 	[ -f "$tsv" ] && [ -f "$WORK/results/bisect-build/results.md" ]
 	# one row per step and config, every one OK, with a bzImage and a size
@@ -29,7 +29,7 @@ steps() { echo $(($(git -C "$WORKTREE" rev-list --count kstack-base..HEAD) + 1))
 
 @test "a rerun with nothing changed builds nothing: every step is cached" {
 	run "$TOOLS/bisect-build"
-	[ "$status" -eq 0 ]
+	ran_ok
 	tsv=$WORK/results/bisect-build/results.tsv
 	[ "$(tsv_cols "$tsv" cached | sort -u)" = yes ]
 	[[ "$output" == *"OK (cached)"* ]]

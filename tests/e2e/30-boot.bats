@@ -12,7 +12,7 @@ column() { tsv_cols "$WORK/results/bisect-boot/results.tsv" "$@" | sort -u; }
 @test "bisect-boot builds and boots every step on every arch; the guest tests pass" {
 	run "$TOOLS/bisect-boot"
 	echo "$output" >"$WORK/bisect-boot.out"
-	[ "$status" -eq 0 ]
+	ran_ok
 	[ "$(column step config | wc -l)" -eq $((($(git -C "$WORKTREE" rev-list --count kstack-base..HEAD) + 1) * 2)) ]
 	[ "$(column boot)" = GOOD ]
 	[ "$(column tests_failed)" = 0 ]                        # tests failed
@@ -60,14 +60,14 @@ column() { tsv_cols "$WORK/results/bisect-boot/results.tsv" "$@" | sort -u; }
 
 @test "a rerun with nothing changed boots nothing: every verdict is cached" {
 	run "$TOOLS/bisect-boot"
-	[ "$status" -eq 0 ]
+	ran_ok
 	[ "$(column boot_cached)" = yes ]
 	[ "$(column cached)" = yes ]
 }
 
 @test "make boot on the clean worktree gives the tip's verdict from the cache, exit 0" {
 	run "$TOOLS/boot"
-	[ "$status" -eq 0 ]
+	ran_ok
 	[[ "$output" == *"== i386-small: GOOD (cached)"* ]]
 	[[ "$output" == *"== x86_64-small: GOOD (cached)"* ]]
 }
@@ -82,7 +82,7 @@ column() { tsv_cols "$WORK/results/bisect-boot/results.tsv" "$@" | sort -u; }
 	ARCHES=x86_64 run "$TOOLS/bisect"
 	FORCE=1 "$TOOLS/worktree" 2>/dev/null
 	echo "$output" >"$WORK/bisect.out"
-	[ "$status" -eq 0 ]
+	ran_ok
 	[[ "$output" == *"first bad commit: "*" init: panic at boot, for the bisect test"* ]]
 	[ -z "$(git -C "$WORK/steps" bisect log 2>/dev/null)" ] # bisect was reset
 }
