@@ -251,3 +251,32 @@ STUB
 	echo '/* edited */' >>"$GUEST_DIR/modules/kstack_deep.c"
 	[ "$(lib build_key 0123 x86_64)" = "$build" ]
 }
+
+@test "a build with a 4 KiB task stack runs the memory-pressure workload in a boot of its own, whose BAD makes the step BAD" {
+	local b=$BATS_TEST_TMPDIR/build
+	mkdir -p "$b"
+	printf 'CONFIG_X86_TASK_STACK_ORDER=0\nCONFIG_X86_STACK_CHECK=y\n' >"$b/config"
+	run lib series_boot_args "$b" i386
+	ran_ok
+	[ "$output" = "kstack_thread_size=4096 kstack_stock_thread_size=8192 kstack_stack_check=1 kstack_pressure=own-boot" ]
+	lib pressure_boot_here "$b" i386
+	# 8 KiB (i386's stock size, x86_64's small one) keeps it with the tests
+	printf 'CONFIG_X86_TASK_STACK_ORDER=1\nCONFIG_X86_STACK_CHECK=y\n' >"$b/config"
+	run lib series_boot_args "$b" i386
+	[ "$output" = "kstack_thread_size=8192 kstack_stock_thread_size=8192 kstack_stack_check=1" ]
+	! lib pressure_boot_here "$b" x86_64
+	# the pressure boot's verdict joins the step's, in words
+	local d=$BATS_TEST_TMPDIR/boot
+	mkdir -p "$d/pressure"
+	touch "$d/pressure/boot.info"
+	printf 'status=GOOD\noverflow_caught=yes\n' >"$d/pressure/result"
+	printf '  stack-check: overflow: task stack 2444 of 4096 bytes used, less than 1696 left, entering switch_mm_irqs_off+0x0/0x3aa from flush_tlb_func+0x9a/0x19b\n' >"$d/pressure/verdict.txt"
+	run bash -c '. "$0/tools/lib.sh"; BOOT_STATUS=GOOD; series_outcome "$1"; echo "$BOOT_STATUS$SERIES_NOTE_TEXT"' "$KSTACK_ROOT" "$d"
+	[ "$output" = "GOOD, memory-pressure boot: stopped by the stack check's panic (task stack 2444 of 4096 bytes used entering switch_mm_irqs_off, canary intact)" ]
+	printf 'status=GOOD\noverflow_caught=none\n' >"$d/pressure/result"
+	run bash -c '. "$0/tools/lib.sh"; BOOT_STATUS=GOOD; series_outcome "$1"; echo "$BOOT_STATUS$SERIES_NOTE_TEXT"' "$KSTACK_ROOT" "$d"
+	[ "$output" = "GOOD, memory-pressure boot: finished" ]
+	printf 'status=BAD\noverflow_caught=no\n' >"$d/pressure/result"
+	run bash -c '. "$0/tools/lib.sh"; BOOT_STATUS=GOOD; series_outcome "$1"; echo "$BOOT_STATUS$SERIES_NOTE_TEXT"' "$KSTACK_ROOT" "$d"
+	[ "$output" = "BAD, memory-pressure boot: BAD" ]
+}

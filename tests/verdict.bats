@@ -281,3 +281,48 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"metric stack_check_boot_param_refused=150"* ]]
 }
+
+@test "a memory-pressure boot is GOOD when the workload finished, or when the check stopped it cleanly (i386 at 4 KiB)" {
+	run "$TOOLS/verdict" "$FIX/clean-i386.log" --may-overflow
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"verdict=GOOD"* ]]
+	[[ "$output" == *"overflow_caught=none"* ]]
+	[[ "$output" != *"overflow_panic_trace="* ]]
+	# a real one: reclaim in the flusher past the check's limit (the log
+	# of a boot with every test, cut to the workload binary)
+	run "$TOOLS/verdict" "$FIX/pressure-check-panic-i386.log" --may-overflow
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"verdict=GOOD"* ]]
+	[[ "$output" == *"overflow_caught=yes"* ]]
+	[[ "$output" == *"overflow_panic_trace=unwound"* ]]
+	[[ "$output" == *"stack-check: overflow: task stack 2444 of 4096 bytes used"*"entering switch_mm_irqs_off+0x0/"* ]]
+	# the same log read as a boot with the tests is BAD: the panic is trouble
+	run "$TOOLS/verdict" "$FIX/pressure-check-panic-i386.log"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"kernel_trouble=2"* ]]
+}
+
+@test "a memory-pressure boot is BAD when the stack had overflowed first, the trace does not unwind, or a test failed without a panic" {
+	sed 's/stack end canary intact/stack end canary overwritten/' "$FIX/pressure-check-panic-i386.log" >"$BATS_TEST_TMPDIR/canary.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/canary.log" --may-overflow
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"overflow_caught=no"* ]]
+	[[ "$output" == *"overflow boot: the stack end canary was overwritten when the check reported"* ]]
+	awk '/^Kernel panic - not syncing/ { print; skip = 1; next }
+		skip && /^Call Trace:/ { print; next }
+		skip && /^Kernel Offset/ { skip = 0 }
+		!skip || /^CPU: / { print }' \
+		"$FIX/pressure-check-panic-i386.log" >"$BATS_TEST_TMPDIR/empty.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/empty.log" --may-overflow
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"overflow_panic_trace=none"* ]]
+	[[ "$output" == *"overflow boot: the panic's call trace does not show the check stack"* ]]
+	run "$TOOLS/verdict" "$FIX/tap-failure.log" --may-overflow
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"overflow_caught=none"* ]]
+	run "$TOOLS/verdict" "$FIX/oops-in-test.log" --may-overflow
+	[ "$status" -eq 1 ]
+	run "$TOOLS/verdict" "$FIX/clean-i386.log" --may-overflow --expect-overflow
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"usage: verdict CONSOLE_LOG [--timed-out] [--expect-overflow | --may-overflow]"* ]]
+}

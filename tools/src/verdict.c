@@ -5,12 +5,16 @@
  * end lines), did the kernel report trouble, did it finish; with
  * --expect-overflow, did the stack check catch the overflow the guest
  * provoked (a warning for the function first, then its report, with the
- * task stack's end canary intact, and its panic).
+ * task stack's end canary intact, and its panic); with --may-overflow (a
+ * workload that a small stack may not survive), did the tests finish
+ * cleanly, or did the stack check stop the kernel cleanly: its report with
+ * the canary intact and its panic, unwound, and no other trouble first.
  *
  * Output, one format: "key=value" lines first (verdict, userspace,
  * uptime_at_userspace, tests_passed, tests_failed, tests_skipped,
  * kernel_trouble, finished, least_stack_bytes_left, stack_check_warnings,
- * overflow_caught with --expect-overflow), then "metric name=value" lines
+ * overflow_caught with --expect-overflow, and with --may-overflow as none
+ * when nothing overflowed), then "metric name=value" lines
  * and the reports, each headed by a line ending in ':' with its lines
  * indented below it ("kernel trouble:", "last console lines:", ...).
  *
@@ -435,13 +439,13 @@ static void print_list(const struct list *l, const char *prefix)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: verdict CONSOLE_LOG [--timed-out] [--expect-overflow]\n");
+	fprintf(stderr, "usage: verdict CONSOLE_LOG [--timed-out] [--expect-overflow | --may-overflow]\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	bool timed_out = false, expect = false;
+	bool timed_out = false, expect = false, may = false;
 	struct console c = { 0 };
 	struct list why = { 0 };
 	const char *verdict, *path = NULL;
@@ -455,6 +459,8 @@ int main(int argc, char **argv)
 			timed_out = true;
 		else if (!strcmp(argv[i], "--expect-overflow"))
 			expect = true;
+		else if (!strcmp(argv[i], "--may-overflow"))
+			may = true;
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return usage(), 0;
 		else if (argv[i][0] == '-' || path)
@@ -462,7 +468,7 @@ int main(int argc, char **argv)
 		else
 			path = argv[i];
 	}
-	if (!path)
+	if (!path || (expect && may))
 		return usage();
 	f = fopen(path, "r");
 	if (!f) {
@@ -478,7 +484,7 @@ int main(int argc, char **argv)
 				*w++ = *r;
 		*w = '\0';
 		keep_tail(&c, buf);
-		read_line(&c, buf, expect);
+		read_line(&c, buf, expect || may);
 	}
 	if (ferror(f)) {
 		fprintf(stderr, "verdict: error: could not read %s\n", path);
@@ -506,6 +512,8 @@ int main(int argc, char **argv)
 		else if (!c.warned_first)
 			add(&why, xprintf("no stack-check warning for %s before its overflow report",
 					  c.overflow_fn));
+	}
+	if (expect || (may && c.overflow)) {
 		if (c.overflow && !c.canary)
 			add(&why, "the overflow report does not say whether the stack end canary is intact");
 		else if (c.overflow && strcmp(c.canary, "intact"))
@@ -521,7 +529,7 @@ int main(int argc, char **argv)
 	}
 	if (timed_out)
 		verdict = "TIMEOUT";
-	else if (expect)
+	else if (expect || (may && c.overflow))
 		verdict = c.userspace && !c.trouble.n && !why.n ? "GOOD" : "BAD";
 	else if (!c.userspace || c.trouble.n || c.failed || !c.done)
 		verdict = "BAD";
@@ -537,7 +545,11 @@ int main(int argc, char **argv)
 	if (expect)
 		printf("overflow_caught=%s\n", c.overflow && c.panicked && c.warned_first &&
 		       c.canary && !strcmp(c.canary, "intact") && c.trace_unwound ? "yes" : "no");
-	if (expect)
+	if (may)
+		printf("overflow_caught=%s\n", !c.overflow ? "none" :
+		       c.panicked && c.canary && !strcmp(c.canary, "intact") &&
+		       c.trace_unwound ? "yes" : "no");
+	if (expect || (may && c.overflow))
 		printf("overflow_panic_trace=%s\n", c.trace_unwound ? "unwound" :
 		       c.trace_check ? "check-stack-only" : "none");
 	if (expect && c.warned_below)
@@ -565,7 +577,7 @@ int main(int argc, char **argv)
 		printf("kernel trouble:\n%s\n", c.trouble.v[i]);
 	/* The last console lines: after a timeout always; after another bad
 	 * boot when the guest did not finish (or the boot meant to crash). */
-	if (timed_out || (strcmp(verdict, "GOOD") && (expect || !c.done))) {
+	if (timed_out || (strcmp(verdict, "GOOD") && (expect || may || !c.done))) {
 		printf("last console lines:\n");
 		print_list(&c.tail, "    ");
 	}
