@@ -221,16 +221,17 @@ tsv_cols() {
 # ran_ok: after `run`, succeed if the command exited 0; else print why (the
 # tail of its output and the verdict of each boot it names, what CI shows
 # of a failed test) and fail.
+# shellcheck disable=SC2154 # status and output: set by bats' run
 ran_ok() {
 	[ "$status" -eq 0 ] && return 0
 	echo "exit status $status; the last lines of its output:"
 	tail -n 25 <<<"$output"
 	local verdict
-	for verdict in $(sed -n 's/^ *verdict: //p' <<<"$output" | sort -u); do
+	while read -r verdict; do
 		[ -f "$verdict" ] || continue
 		echo "== $verdict (without its metrics):"
 		grep -v '^metric ' "$verdict" | head -n 60
-	done
+	done < <(sed -n 's/^ *verdict: //p' <<<"$output" | sort -u)
 	return 1
 }
 
