@@ -59,3 +59,27 @@ EOF
 	[[ "$output" == *"missing Debian packages: git"* ]]
 	[ ! -e "$WORKTREE" ]
 }
+
+@test "import installs the package that brings a missing tarball, then says if it is still missing" {
+	setup_fake_kernel_file
+	setup_test_work
+	sed "s|^tarball=.*|tarball=$WORK/nowhere.tar.xz|" "$BASE_FILE" >"$WORK/base.txt"
+	MISSING="kstack-fake-kernel" BASE_FILE=$WORK/base.txt BASE_REPO=$WORK/fresh.git \
+		run "$TOOLS/import"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/apt.log")" = "apt-get install -y --no-install-recommends kstack-fake-kernel" ]
+	[[ "$output" == *"$WORK/nowhere.tar.xz is missing"* ]]
+	[[ "$output" == *"apt-get install --reinstall kstack-fake-kernel"* ]]
+	[ ! -e "$WORK/fresh.git" ]
+}
+
+@test "import with the package installed but its tarball gone installs nothing and says to reinstall" {
+	setup_fake_kernel_file
+	setup_test_work
+	sed "s|^tarball=.*|tarball=$WORK/nowhere.tar.xz|" "$BASE_FILE" >"$WORK/base.txt"
+	BASE_FILE=$WORK/base.txt BASE_REPO=$WORK/fresh.git run "$TOOLS/import"
+	[ "$status" -eq 1 ]
+	[ ! -e "$BATS_TEST_TMPDIR/apt.log" ]
+	[[ "$output" == *"Debian package kstack-fake-kernel"* ]]
+	[[ "$output" == *"apt-get install --reinstall kstack-fake-kernel"* ]]
+}

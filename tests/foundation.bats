@@ -52,15 +52,6 @@ setup() { setup_test_work; }
 	[ ! -e "$BASE_REPO" ]
 }
 
-@test "a missing tarball names the package to install" {
-	sed "s|^tarball=.*|tarball=$WORK/nowhere.tar.xz|" "$BASE_FILE" >"$WORK/base.txt"
-	BASE_FILE=$WORK/base.txt BASE_REPO=$WORK/fresh.git run "$TOOLS/import"
-	[ "$status" -eq 1 ]
-	[[ "$output" == *"$WORK/nowhere.tar.xz is missing"* ]]
-	[[ "$output" == *"Debian package kstack-fake-kernel"* ]]
-	[[ "$output" == *"make deps"* ]]
-}
-
 @test "a different commit id than upstream-base.txt expects is refused and nothing is kept" {
 	sed 's/^base_commit=.*/base_commit=1111111111111111111111111111111111111111/' \
 		"$BASE_FILE" >"$WORK/base.txt"
