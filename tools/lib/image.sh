@@ -36,6 +36,57 @@ image_recipe_hash() {
 
 image_path() { printf '%s/image/%s/root.img\n' "$WORK" "$1"; }
 
+# The name the i386 handler is registered under in binfmt_misc, and where.
+I386_BINFMT=kstack-qemu-i386
+BINFMT_DIR=${BINFMT_DIR:-/proc/sys/fs/binfmt_misc}
+
+# can_run_guest_binaries: does this host run the image's binaries? A tiny
+# static program of the arch (guest_cflags), which only exits, is the probe.
+can_run_guest_binaries() {
+	local probe
+	probe=$(mktemp -d)
+	printf '%s\n' 'void _start(void) { __asm__ volatile("movl $1, %eax; xorl %ebx, %ebx; int $0x80"); }' \
+		>"$probe/probe.c"
+	if ! gcc "${guest_cflags[@]}" -nostdlib -static -o "$probe/probe" "$probe/probe.c" 2>"$probe/gcc.log"; then
+		cat "$probe/gcc.log" >&2
+		rm -rf "$probe"
+		die "gcc could not build a $debian_arch probe program (${guest_cflags[*]})" \
+			"Install gcc-multilib (make deps), then run this again."
+	fi
+	local ok=0
+	"$probe/probe" 2>/dev/null || ok=$?
+	rm -rf "$probe"
+	[ "$ok" -eq 0 ]
+}
+
+# ensure_guest_exec: debootstrap's second stage runs the image's own
+# binaries in a chroot. An x86_64 host runs i386 ones natively unless its
+# kernel has 32-bit emulation off (ia32_emulation=off, or a kernel built so):
+# then register qemu-i386-static with binfmt_misc (flag F: it is opened
+# now, so it works inside the chroot), once per host boot, and say so.
+ensure_guest_exec() {
+	[ "$debian_arch" != "$(dpkg --print-architecture)" ] || return 0
+	can_run_guest_binaries && return 0
+	[ "$guest_elf_machine" = 3 ] || die "this host cannot run $debian_arch binaries, which debootstrap needs" \
+		"kstack knows how to emulate only i386 ones (qemu-i386-static); build the image on a host that runs them."
+	say "this host's kernel does not run $debian_arch binaries (32-bit emulation off):" \
+		"registering qemu-i386-static with binfmt_misc as $I386_BINFMT for debootstrap"
+	ensure_packages qemu-user-static
+	if [ ! -e "$BINFMT_DIR/register" ]; then
+		mount -t binfmt_misc binfmt_misc "$BINFMT_DIR" ||
+			die "could not mount binfmt_misc on $BINFMT_DIR to run $debian_arch binaries" \
+				"Boot the host with ia32_emulation=on, or build the image on another host."
+	fi
+	if [ ! -e "$BINFMT_DIR/$I386_BINFMT" ]; then
+		printf '%s' ":$I386_BINFMT:M::"'\x7fELF\x01\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x03\x00:\xff\xff\xff\xff\xff\xfe\xfe\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:/usr/bin/qemu-i386-static:F' \
+			>"$BINFMT_DIR/register" ||
+			die "could not register qemu-i386-static in $BINFMT_DIR" \
+				"Boot the host with ia32_emulation=on, or build the image on another host."
+	fi
+	can_run_guest_binaries || die "this host still cannot run $debian_arch binaries with qemu-i386-static registered" \
+		"See $BINFMT_DIR/$I386_BINFMT; boot the host with ia32_emulation=on, or build the image on another host."
+}
+
 # ensure_image ARCH: build the root image of ARCH unless it is up to date.
 ensure_image() {
 	local arch=$1 img hash
@@ -48,6 +99,7 @@ ensure_image() {
 	ensure_packages "${IMAGE_PACKAGES[@]}"
 	[ "$(id -u)" -eq 0 ] || die "building the guest image needs root (debootstrap)" \
 		"Run 'make image' as root once; the image is then reused by everybody."
+	ensure_guest_exec
 	local suite mirror packages dir tmp start
 	suite=$(recipe_field suite)
 	mirror=${MIRROR:-$(apt_mirror "$suite")}

@@ -54,7 +54,7 @@ BOOT_PACKAGES=(qemu-system-x86 gcc libc6-dev gcc-multilib e2fsprogs)
 # shellcheck disable=SC2034 # used by the tools
 BUILD_PACKAGES=(gcc make flex bison bc libelf-dev libssl-dev cpio ccache perl)
 # shellcheck disable=SC2034 # used by the tools
-IMAGE_PACKAGES=(debootstrap e2fsprogs)
+IMAGE_PACKAGES=(debootstrap e2fsprogs gcc gcc-multilib)
 
 # make review: checkpatch runs scripts/spdxcheck.py (python3-ply, python3-git);
 # codespell is used when present. git-email: SEND= only.
