@@ -11,7 +11,8 @@
  * run time, refuse a bad threshold and keep its old value, rate-limit its
  * warnings and count what it dropped, keep its own footprint within what
  * its margin allows, and list the chain among the deepest in debugfs
- * until reset, once for one deep path.
+ * until reset, once for one deep path; and measure at the traced
+ * function's entry with another ftrace user that wants the regs on it.
  * kstack_stack_check=1 (from the host: the build has the option) makes a
  * missing check a failure; without it the tests skip.
  */
@@ -493,7 +494,8 @@ TEST_F(check, deepest_chains_are_kept_until_reset)
 	ASSERT_TRUE(strstr(chains, "task stack: chain 1: ") != NULL) TH_LOG("%s", chains);
 	/*
 	 * The chain may be kept under an interrupt that came on top of it
-	 * (x86_32 exits interrupts on the task stack): look for its frames.
+	 * (x86_32 enters interrupts on the task stack up to the switch):
+	 * look for its frames.
 	 */
 	EXPECT_TRUE(strstr(chains, "kstack_deep_recurse+") != NULL) TH_LOG("%s", chains);
 	EXPECT_TRUE(strstr(chains, "kstack_deep_write+") != NULL) TH_LOG("%s", chains);
@@ -503,6 +505,69 @@ TEST_F(check, deepest_chains_are_kept_until_reset)
 	chains = slurp(SC_DIR "/chains");
 	EXPECT_TRUE(strstr(chains, "kstack_deep_recurse+") == NULL)
 		TH_LOG("the module's chain outlived the reset:\n%s", chains);
+}
+
+/*
+ * The bytes in use that a warning for the recursion names are those at the
+ * entry of one of its levels (where the return address sits), not at the
+ * check's own frames: a level's entry is entry1 + k * (entry2 - entry1).
+ */
+static void expect_at_a_level_entry(struct __test_metadata *_metadata,
+				    long used, const char *run)
+{
+	char *p = strstr(slurp(DEEP), " entry1=");
+	long entry1 = -1, entry2 = -1, stride;
+
+	ASSERT_TRUE(p != NULL) TH_LOG("kstack_deep gives no entry depths");
+	ASSERT_EQ(2, sscanf(p, " entry1=%ld entry2=%ld", &entry1, &entry2));
+	stride = entry2 - entry1;
+	printf("# kstack: stack_check_%s_warned_at=%ld level_entry1=%ld level_stride=%ld\n",
+	       run, used, entry1, stride);
+	ASSERT_GT(stride, 0);
+	EXPECT_EQ(0, (used - entry1) % stride)
+		TH_LOG("the %s run warned at %ld bytes, not at a level's entry (%ld + k * %ld)",
+		       run, used, entry1, stride);
+}
+
+/*
+ * With a second ftrace user on the recursion that wants the regs (a kprobe
+ * or a livepatch would), its entries go through ftrace_regs_caller and
+ * ftrace_ops_list_func(): the check still measures at the traced
+ * function's entry, warns for the recursion with its call chain, and
+ * nothing oopses (x86_32's ftrace_regs_caller leaves an encoded frame
+ * pointer, 0x7fffffff-masked, that a frame walk must not follow).
+ */
+TEST_F(check, a_second_ftrace_user_with_regs_keeps_the_check_at_the_entry)
+{
+	struct limits *t = &self->task;
+	struct deep d;
+	long first = -1, hits;
+	char *p, *log;
+
+	REQUIRE_CHECK();
+	ASSERT_EQ(0, run_to("task", self->deep, &d));
+	ASSERT_GE(warnings("task", SITE, &first), 1) TH_LOG("no warning names the recursion");
+	expect_at_a_level_entry(_metadata, first, "task");
+
+	ASSERT_EQ(0, put(SC_DIR "/warnings", "reset"));
+	klog_clear();
+	ASSERT_EQ(0, run_to("regs", self->deep, &d))
+		TH_LOG("the run with a second ftrace user failed");
+	p = strstr(slurp(DEEP), "regs_hits=");
+	ASSERT_TRUE(p != NULL);
+	hits = atol(p + 10);
+	printf("# kstack: stack_check_regs_run_levels=%d regs_hits=%ld\n", d.levels, hits);
+	EXPECT_GE(hits, d.levels) TH_LOG("the second user did not get the regs at every level");
+	ASSERT_GE(d.deepest * 100, d.size * self->deep);
+	first = -1;
+	ASSERT_GE(warnings("task", SITE, &first), 1) TH_LOG("no warning names the recursion");
+	EXPECT_GE(first, (long)t->warn_at);
+	expect_at_a_level_entry(_metadata, first, "regs");
+	log = klog();
+	EXPECT_TRUE(strstr(log, "stack-check:  kstack_deep_write+") != NULL)
+		TH_LOG("the warning's call chain does not reach the module's write handler");
+	EXPECT_TRUE(strstr(log, "BUG: ") == NULL && strstr(log, "Oops") == NULL)
+		TH_LOG("the kernel oopsed in the run:\n%s", log);
 }
 
 TEST_HARNESS_MAIN
