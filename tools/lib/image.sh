@@ -40,8 +40,8 @@ image_path() { printf '%s/image/%s/root.img\n' "$WORK" "$1"; }
 I386_BINFMT=kstack-qemu-i386
 BINFMT_DIR=${BINFMT_DIR:-/proc/sys/fs/binfmt_misc}
 
-# can_run_guest_binaries: does this host run the image's binaries? A tiny
-# static program of the arch (guest_cflags), which only exits, is the probe.
+# can_run_guest_binaries: does this host run the i386 image's binaries? A
+# tiny static i386 program (guest_cflags), which only exits, is the probe.
 can_run_guest_binaries() {
 	local probe
 	probe=$(mktemp -d)
@@ -66,9 +66,9 @@ can_run_guest_binaries() {
 # now, so it works inside the chroot), once per host boot, and say so.
 ensure_guest_exec() {
 	[ "$debian_arch" != "$(dpkg --print-architecture)" ] || return 0
+	# the probe and the handler below are i386's (ELF machine 3)
+	[ "$guest_elf_machine" = 3 ] || return 0
 	can_run_guest_binaries && return 0
-	[ "$guest_elf_machine" = 3 ] || die "this host cannot run $debian_arch binaries, which debootstrap needs" \
-		"kstack knows how to emulate only i386 ones (qemu-i386-static); build the image on a host that runs them."
 	say "this host's kernel does not run $debian_arch binaries (32-bit emulation off):" \
 		"registering qemu-i386-static with binfmt_misc as $I386_BINFMT for debootstrap"
 	ensure_packages qemu-user-static
