@@ -115,23 +115,49 @@ interruptible() { exec setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' "$@"; 
 	[ -z "$(compgen -G "$WORK/results/build/*.tmp.*")" ]
 }
 
-@test "a build whose job was killed (the OOM killer, a kill from outside) is an error, not FAIL, and not recorded" {
-	FAKE_BUILD_SLEEP=31.5 "$TOOLS/bisect-build" >"$WORK/first.log" 2>&1 &
-	pid=$!
+# killed_run SIGNAL VAR SECONDS: bisect-build with VAR=SECONDS (the fake
+# kbuild sleeps that long), its sleep killed with SIGNAL; then the run must
+# be an error that recorded nothing, and a rerun builds every step.
+killed_run() {
+	env "$2=$3" "$TOOLS/bisect-build" >"$WORK/first.log" 2>&1 &
+	local pid=$! rc=0
 	for _ in $(seq 1 200); do
-		pkill -KILL -f '^sleep 31.5$' && break
+		pkill "-$1" -f "^sleep $3\$" && break
 		sleep 0.1
 	done
-	rc=0
 	wait "$pid" || rc=$?
 	[ "$rc" -ne 0 ]
-	[[ "$(cat "$WORK/first.log")" == *"was stopped by a signal (make exited 2), not by an error in the kernel"* ]]
 	[[ "$(cat "$WORK/first.log")" == *"Nothing was recorded; run again."* ]]
 	[[ "$(cat "$WORK/first.log")" != *"build FAIL"* ]]
 	[ -z "$(compgen -G "$WORK/results/build/*/result")" ]
 	[ -z "$(compgen -G "$WORK/results/build/*.tmp.*")" ]
 	run "$TOOLS/bisect-build"
 	[ "$status" -eq 0 ]
+	[ "$(col status | sort -u)" = OK ]
+}
+
+@test "a build whose job was killed (the OOM killer, a kill from outside) is an error, not FAIL, and not recorded" {
+	killed_run KILL FAKE_BUILD_SLEEP 31.5
+	[[ "$(cat "$WORK/first.log")" == *"was stopped by a signal (make exited 2), not by an error in the kernel"* ]]
+}
+
+@test "a config step stopped by a signal is an error, not FAIL, and not recorded" {
+	killed_run TERM FAKE_CONFIG_SLEEP 32.5
+	[[ "$(cat "$WORK/first.log")" == *"was stopped by a signal"*"not by an error in the kernel's config"* ]]
+}
+
+@test "a cached FAIL that an older kstack recorded for an interrupted config step is built again" {
+	run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+	local r
+	r=$(compgen -G "$WORK/results/build/*/result" | head -n 1)
+	sed -i -e 's/^status=.*/status=FAIL/' \
+		-e 's/^first_error=.*/first_error=config: check-config: interrupted: nothing half-done is kept; run again to go on/' "$r"
+	run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"is an interrupted run's, not the kernel's: building again"* ]]
+	[ "$(col status | sort -u)" = OK ]
+	[ "$(col cached | sort | uniq -c | awk '$2 == "no" { print $1 }')" = 1 ]
 }
 
 @test "a second run while one is going is refused" {

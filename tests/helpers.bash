@@ -44,7 +44,7 @@ O ?= .
 tinyconfig:
 	mkdir -p $(O) && printf 'CONFIG_X86=y\n' >$(O)/.config
 olddefconfig:
-	@true
+	@if [ -n "$$FAKE_CONFIG_SLEEP" ]; then sleep $$FAKE_CONFIG_SLEEP; fi
 all:
 	mkdir -p $(O)/arch/x86/boot
 	@if [ -n "$$FAKE_BUILD_SLEEP" ]; then sleep $$FAKE_BUILD_SLEEP; fi

@@ -87,7 +87,17 @@ build_step() {
 	rm -rf "$tmp" && mkdir -p "$tmp" "$o"
 	start=$(now)
 	rm -f "$o/kstack-config-check.txt"
-	if ! merge_kernel_config "$src" "$o" "$config" >"$tmp/config.log" 2>&1; then
+	local crc=0
+	merge_kernel_config "$src" "$o" "$config" >"$tmp/config.log" 2>&1 || crc=$?
+	if [ "$crc" -ne 0 ] && { grep -q 'interrupted: nothing half-done' "$tmp/config.log" ||
+		build_was_killed "$crc" "$tmp/config.log"; }; then
+		local last
+		mapfile -t last < <(tail -n 3 "$tmp/config.log")
+		rm -rf "$tmp"
+		die "configuring $config was stopped by a signal (exit $crc), not by an error in the kernel's config" \
+			"Nothing was recorded; run again. The end of its log:" "${last[@]}"
+	fi
+	if [ "$crc" -ne 0 ]; then
 		status=FAIL
 		cp "$tmp/config.log" "$tmp/build.log"
 		if [ -s "$o/kstack-config-check.txt" ] && grep -q '^dropped: ' "$o/kstack-config-check.txt"; then

@@ -101,6 +101,13 @@ step_build() {
 	tree=$(git --git-dir="$BASE_REPO" rev-parse "$commit^{tree}")
 	result_dir=$RESULTS/build/$(build_key "$tree" "$config")
 	STEP_CACHED=yes
+	# kstack before 2026-12 recorded a config step stopped by a signal
+	# as FAIL: such a record is not a verdict on the kernel
+	if [ -f "$result_dir/result" ] &&
+		grep -q '^first_error=config: .*interrupted: nothing half-done' "$result_dir/result"; then
+		say "      the cached FAIL of $config at ${commit:0:12} is an interrupted run's, not the kernel's: building again"
+		rm -rf "$result_dir"
+	fi
 	if [ ! -f "$result_dir/result" ] || [ "${FORCE:-0}" = 1 ]; then
 		STEP_CACHED=no
 		step_checkout "$commit"
