@@ -36,6 +36,38 @@ field() { tsv_cols "$WORK/results/bisect-build/results.tsv" step "$2" | awk -F '
 	[ -z "$(git -C "$WORKTREE" status --porcelain)" ]
 }
 
+@test "FROM= runs the steps from that commit on, numbered as in a full run; the deltas come from the cache or say '-'" {
+	FROM=HEAD~1 run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+	[ "$(col step | tr '\n' ' ')" = "1 2 " ]
+	[ "$(field 1 subject)" = "kernel: make step 3 return 33" ]
+	[[ "$output" == *"FROM=HEAD~1: steps 1 to 2 of 0 to 2"* ]]
+	[[ "$output" == *"[1/2] x86_64 "*"make step 3 return 33"* ]]
+	# nothing of the base was built: no delta, no new-warnings count for step 1
+	[ "$(field 1 new_warnings)" = - ]
+	[ "$(field 1 text_delta)" = - ]
+	[ "$(field 2 new_warnings)" = 0 ]
+	"$TOOLS/bisect-build" 2>/dev/null
+	FROM=HEAD run "$TOOLS/bisect-build"
+	[ "$status" -eq 0 ]
+	[ "$(col step)" = 2 ]
+	[ "$(field 2 new_warnings)" = 0 ] # against step 1's cached build
+	[ "$(field 2 text_delta)" = 0 ]
+	FROM=kstack-base run "$TOOLS/bisect-build"
+	[ "$(col step | wc -l)" -eq 3 ]
+}
+
+@test "FROM= that is not a step of the run is an error that lists the steps" {
+	FROM=no-such-ref run "$TOOLS/bisect-build"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"FROM=no-such-ref is not a commit"* ]]
+	[[ "$output" == *"make step 3 return 33"* ]]
+	TIP=HEAD~1 FROM=HEAD run "$TOOLS/bisect-build"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"is not a step of this run"* ]]
+	[ ! -e "$WORK/results/bisect-build/results.tsv" ]
+}
+
 @test "a rerun builds nothing; a changed tip rebuilds only the tip; FORCE=1 rebuilds all" {
 	"$TOOLS/bisect-build" 2>/dev/null
 	run "$TOOLS/bisect-build"

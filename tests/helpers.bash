@@ -253,9 +253,15 @@ setup_e2e_work() {
 	cp "$KSTACK_ROOT"/commits/*.patch "$COMMITS"/
 }
 
-# ... with the series applied in that worktree.
+# ... with the series applied in that worktree; the bisect runs from
+# FROM=KSTACK_E2E_FROM (tools/test) on. e2e_steps: how many steps they run.
 setup_e2e_series() {
 	setup_e2e_work
 	FORCE=1 "$TOOLS/worktree" 2>/dev/null
 	"$TOOLS/am" 2>/dev/null
+	export FROM=${KSTACK_E2E_FROM-HEAD~1}
+}
+e2e_steps() {
+	local from=${FROM:-kstack-base}
+	echo $(($(git -C "$WORKTREE" rev-list --count "$from..HEAD") + 1))
 }

@@ -134,10 +134,35 @@ record_boot() {
 	fi
 }
 
-# bisect_steps build|boot: build (and boot) every step base..tip for each
-# selected config, print progress and the table, write results.tsv and
-# results.md in a run folder published as RESULTS/bisect-MODE. Returns 0
-# when every step built (and booted GOOD).
+# cached_ok_build COMMIT CONFIG: the folder of COMMIT's cached OK build in
+# CONFIG, or nothing (nothing is built).
+cached_ok_build() {
+	local tree dir
+	tree=$(git --git-dir="$BASE_REPO" rev-parse "$1^{tree}")
+	dir=$RESULTS/build/$(build_key "$tree" "$2")
+	[ -f "$dir/result" ] && [ "$(result_field "$dir" status)" = OK ] && echo "$dir"
+	return 0
+}
+
+# from_step STEPS...: the index of FROM= among the steps (0 without FROM).
+from_step() {
+	[ -n "${FROM:-}" ] || { echo 0; return 0; }
+	resolve_commit FROM "$FROM"
+	local k
+	for k in $(seq 1 $#); do
+		[ "${!k}" != "$RESOLVED" ] || { echo $((k - 1)); return 0; }
+	done
+	die "FROM=$FROM ($(git --git-dir="$BASE_REPO" rev-parse --short=12 "$RESOLVED")) is not a step of this run: it is not on the path from the base to the tip" \
+		"Valid: $BASE_TAG or a commit of base..tip (with TIP=, the tip it names); 'git log --oneline' in the worktree lists them."
+}
+
+# bisect_steps build|boot: build (and boot) every step base..tip (from
+# FROM= on, when given) for each selected config, print progress and the
+# table, write results.tsv and results.md in a run folder published as
+# RESULTS/bisect-MODE. Returns 0 when every step built (and booted GOOD).
+# Steps keep their numbers with FROM=; the new warnings and the text delta
+# of its first step come from the cached builds of the step before and of
+# the base when there are any ('-' when not).
 bisect_steps() {
 	local mode=$1 base tip
 	select_configs
@@ -153,16 +178,28 @@ bisect_steps() {
 		echo "$base"
 		git --git-dir="$BASE_REPO" rev-list --reverse "$base..$tip"
 	)
+	local from
+	from=$(from_step "${steps[@]}")
 	local run_dir tsv
 	run_dir=$(prepare_run_dir "bisect-$mode")
 	tsv=$run_dir/results.tsv
 	printf '%s\n' "$RUN_SERIES" >"$run_dir/series.txt"
 	export CCACHE_STATSLOG=$run_dir/ccache-stats.log
-	local total=$((${#steps[@]} * ${#selected[@]})) n=0 failed=0 start
+	local total=$(((${#steps[@]} - from) * ${#selected[@]})) n=0 failed=0 start
 	start=$(now)
 	local -A prev_warnings prev_trouble base_text
 	local k commit subject short tree checkpatch config build_dir new
+	if [ "$from" -gt 0 ]; then
+		say "FROM=$FROM: steps $from to $((${#steps[@]} - 1)) of 0 to $((${#steps[@]} - 1))"
+		for config in "${selected[@]}"; do
+			build_dir=$(cached_ok_build "${steps[0]}" "$config")
+			[ -z "$build_dir" ] || base_text[$config]=$(result_field "$build_dir" text_bytes)
+			build_dir=$(cached_ok_build "${steps[$((from - 1))]}" "$config")
+			[ -z "$build_dir" ] || prev_warnings[$config]=$build_dir/warnings.txt
+		done
+	fi
 	for k in "${!steps[@]}"; do
+		[ "$k" -ge "$from" ] || continue
 		commit=${steps[$k]}
 		subject=$(git --git-dir="$BASE_REPO" log -1 --format=%s "$commit")
 		short=$(git --git-dir="$BASE_REPO" rev-parse --short=12 "$commit")
@@ -185,6 +222,7 @@ bisect_steps() {
 			done
 			say "      build ${REC[status]}$([ "$STEP_CACHED" = yes ] && echo ' (cached)' || echo " in ${REC[seconds]} s")"
 			new=0
+			[ "$k" -eq 0 ] || [ -n "${prev_warnings[$config]:-}" ] || new=-
 			if [ -n "${prev_warnings[$config]:-}" ]; then
 				new=$(comm -13 "${prev_warnings[$config]}" "$build_dir/warnings.txt" | grep -c . || true)
 			fi
@@ -197,6 +235,8 @@ bisect_steps() {
 			if [ "$mode" = boot ] && [ "${REC[status]}" = OK ]; then
 				step_boot "$commit" "$config"
 				record_boot "$STEP_BOOT_DIR" "$run_dir/steps/$n.trouble" "${prev_trouble[$config]:-}"
+				# the first step of a FROM= run: the step before was not booted here
+				[ "$k" -eq 0 ] || [ -n "${prev_trouble[$config]:-}" ] || REC[new_kernel_trouble]=-
 				prev_trouble[$config]=$run_dir/steps/$n.trouble
 				say "      boot ${REC[boot]}$([ "$STEP_BOOT_CACHED" = yes ] && echo ' (cached)' || echo " in ${REC[boot_seconds]} s"): ${REC[tests_passed]} tests passed, ${REC[tests_failed]} failed$SERIES_NOTE_TEXT"
 			elif [ "$mode" = boot ]; then
@@ -209,7 +249,7 @@ bisect_steps() {
 	done
 	records_tsv "$run_dir/steps" "$tsv"
 	"$KSTACK_ROOT/tools/report" "$tsv" "$run_dir/results.md"
-	say "${#steps[@]} steps x ${#selected[@]} configs in $(elapsed_since "$start") s; ccache: $(ccache_hit_rate "$CCACHE_STATSLOG")"
+	say "$((${#steps[@]} - from)) steps x ${#selected[@]} configs in $(elapsed_since "$start") s; ccache: $(ccache_hit_rate "$CCACHE_STATSLOG")"
 	publish_run_dir "$run_dir" "bisect-$mode"
 	prune_results
 	say "$RUN_SERIES"
