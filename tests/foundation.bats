@@ -19,6 +19,8 @@ setup() { setup_test_work; }
 	git --git-dir="$BASE_REPO" cat-file -e kstack-base:kernel/kept.o
 	git --git-dir="$BASE_REPO" cat-file -p kstack-base:Documentation/crlf.txt | grep -q $'\r$'
 	[ "$(git --git-dir="$BASE_REPO" ls-tree kstack-base Documentation/README.link | cut -c1-6)" = 120000 ]
+	# packed: no loose objects for the first git am's gc --auto
+	[ "$(git --git-dir="$BASE_REPO" count-objects -v | sed -n 's/^count: //p')" -eq 0 ]
 }
 
 @test "a new file in the worktree shows up in git status: Debian's '/*' ignore rule is dropped" {
@@ -115,6 +117,25 @@ setup() { setup_test_work; }
 	run "$TOOLS/export"
 	[ "$status" -eq 0 ]
 	[ "$(cd "$COMMITS" && echo *)" = "0001-kernel-make-step-3-return-33.patch 0002-kernel-step-30-returns-300-now.patch" ]
+}
+
+@test "a gc that a tool's git starts runs before the tool exits: the next tool is not refused" {
+	make_series
+	"$TOOLS/worktree" 2>/dev/null
+	# loose objects past gc.auto: git am's gc --auto packs them, and by
+	# default does it in the background, holding the tool's lock fd
+	git --git-dir="$BASE_REPO" config gc.auto 100
+	seq 3000 | sed 's/^/loose object /' | split -l 1 - "$BATS_TEST_TMPDIR/blob."
+	find "$BATS_TEST_TMPDIR" -name 'blob.*' | git --git-dir="$BASE_REPO" hash-object -w --stdin-paths |
+		awk '{ printf "100644 blob %s\tf%d\n", $1, NR }' | git --git-dir="$BASE_REPO" mktree >"$BATS_TEST_TMPDIR/tree"
+	# reachable, so that gc packs them rather than keeping them loose
+	git --git-dir="$BASE_REPO" update-ref refs/test/loose \
+		"$(git --git-dir="$BASE_REPO" commit-tree -m loose "$(cat "$BATS_TEST_TMPDIR/tree")")"
+	"$TOOLS/am" 2>/dev/null
+	loose=$(git --git-dir="$BASE_REPO" count-objects -v | sed -n 's/^count: //p')
+	[ "$loose" -lt 100 ]
+	run "$TOOLS/build"
+	[[ "$output" != *"another kstack tool is writing"* ]]
 }
 
 @test "make am then status says same, and clean" {

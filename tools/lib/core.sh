@@ -109,6 +109,11 @@ lock_work() {
 	flock -n 9 || die "another kstack tool is writing $WORK (a build, boot, import or worktree)" \
 		"Wait for it to finish (or stop it), then run this again."
 	export KSTACK_LOCK_HELD=$here
+	# A gc --auto that git starts (git am after an import's loose objects)
+	# runs in the foreground: in the background it would hold fd 9, the
+	# lock, after the tool exits, and the next tool would be refused.
+	local n=${GIT_CONFIG_COUNT:-0}
+	export "GIT_CONFIG_KEY_$n=gc.autoDetach" "GIT_CONFIG_VALUE_$n=false" GIT_CONFIG_COUNT=$((n + 1))
 	# Results are written to a .tmp folder and renamed when complete, so a
 	# stop in the middle leaves nothing that the next run would trust.
 	sweep_temp
