@@ -443,9 +443,17 @@ TEST_F(check, off_means_no_callback_and_no_warning)
 	/* no other ftrace user may be on for this: the stack tracer is off */
 	ASSERT_EQ(0, put("/proc/sys/kernel/stack_tracer_enabled", "0"));
 	EXPECT_NE('\0', slurp(enabled)[0]) TH_LOG("on, but no function has a callback");
-	ASSERT_EQ(0, put(SC_DIR "/enabled", "0"));
 	klog_clear();
+	ASSERT_EQ(0, put(SC_DIR "/enabled", "0"));
 	EXPECT_EQ(0, atoi(slurp(SC_DIR "/enabled")));
+	/* off on a 4 KiB task stack, nothing stops an overflow: it says so */
+	if (self->task.size < 8192) {
+		EXPECT_TRUE(strstr(klog(), "stack-check: off, on 4 KiB task stacks without guard pages: an overflow corrupts memory silently") != NULL)
+			TH_LOG("off on a %lu-byte task stack, and no warning says what that means", self->task.size);
+	} else {
+		EXPECT_TRUE(strstr(klog(), "stack-check: off\n") != NULL) TH_LOG("off, and the log does not say so");
+	}
+	klog_clear();
 	EXPECT_STREQ("", slurp(enabled)) TH_LOG("off, but functions still have a callback");
 	ASSERT_EQ(0, run_to("task", self->deep, &d));
 	ASSERT_GE(d.deepest * 100, d.size * self->deep);
