@@ -238,6 +238,21 @@ FIX=$BATS_TEST_DIRNAME/fixtures/console
 	[[ "$output" == *"overflow boot: no stack-check warning for recursive_loop before its overflow report"* ]]
 }
 
+@test "an overflow boot of a check that says it only panics needs no warning first; one that does not say is held to it" {
+	grep -v '^stack-check: warning: .* entering recursive_loop' "$FIX/overflow-caught-x86_64.log" |
+		sed 's/^\(stack-check: checking kernel stacks at every function entry: \)warning at 50%, /\1/' >"$BATS_TEST_TMPDIR/panic-only.log"
+	grep -q '^stack-check: checking kernel stacks at every function entry: panic with less than' "$BATS_TEST_TMPDIR/panic-only.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/panic-only.log" --expect-overflow
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"verdict=GOOD"* ]]
+	[[ "$output" == *"overflow_caught=yes"* ]]
+	grep -v '^stack-check: checking kernel stacks' "$BATS_TEST_TMPDIR/panic-only.log" >"$BATS_TEST_TMPDIR/unsaid.log"
+	run "$TOOLS/verdict" "$BATS_TEST_TMPDIR/unsaid.log" --expect-overflow
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"overflow_caught=no"* ]]
+	[[ "$output" == *"overflow boot: no stack-check warning for recursive_loop before its overflow report"* ]]
+}
+
 @test "an overflow boot whose limit an interrupt on top of the warned chain crossed is GOOD, and says so" {
 	awk '/^stack-check: overflow: / {
 		sub(/entering recursive_loop\+0x0\/0x79 from recursive_loop\+0x58\/0x79/, "entering ksoftirqd_running+0x0/0x36 from __irq_exit_rcu+0x2f/0x55")
