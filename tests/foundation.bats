@@ -169,6 +169,25 @@ setup() { setup_test_work; }
 	[[ "$output" == *"state:     dirty (1 files changed)"* ]]
 }
 
+@test "a worktree checked out at a step of the series says so, and export refuses to cut commits/ there" {
+	make_series
+	before=$(series_manifest_of "$COMMITS")
+	git -C "$WORKTREE" checkout -q HEAD~1
+	run "$TOOLS/status"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"series:    the worktree is at step 2 of the 3 commits in commits/"*"checkout kstack-test goes back"* ]]
+	run "$TOOLS/export"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"refusing to export: the worktree is at step 2 of the 3"*"would drop the last 1 patches from commits/"* ]]
+	[ "$(series_manifest_of "$COMMITS")" = "$before" ]
+	git -C "$WORKTREE" checkout -q kstack-test
+	run "$TOOLS/status"
+	[[ "$output" == *"series:    same"* ]]
+	git -C "$WORKTREE" checkout -q HEAD~1
+	FORCE=1 "$TOOLS/export" 2>/dev/null
+	[ "$(count_patches)" -eq 2 ]
+}
+
 @test "am of a patch that does not apply names the patch, the file and the hunk; --abort resolves it" {
 	make_series
 	sed -i 's/^-int fork_step_30(void) { return 30; }/-int fork_step_30(void) { return 31; }/' "$COMMITS"/0003-*.patch

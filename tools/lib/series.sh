@@ -142,7 +142,8 @@ open_worktree() {
 
 # series_state BASE [TIP]: how the series base..TIP (default: the worktree's
 # HEAD) compares with commits/: sets SERIES_STATE to same, ahead (the
-# worktree has commits not exported), behind (commits/ changed since the
+# worktree has commits not exported), at-step (the worktree's HEAD is one of
+# the series' commits, not its tip), behind (commits/ changed since the
 # worktree took it), diverged (both), differs (a TIP that is not the
 # worktree's HEAD and is not commits/), am-stopped or not-from-base, and
 # SERIES_NOTE to a line that says it with what to do. The one place that
@@ -177,6 +178,10 @@ series_state() {
 	elif [ "$tip" != "$head" ]; then
 		SERIES_STATE=differs
 		SERIES_NOTE="NOT the series in commits/: TIP's $count commits differ from it"
+	elif [ "$current" = "$synced" ] && [ "$(head -n "$(grep -c . <<<"$exported")" <<<"$current")" = "$exported" ]; then
+		# HEAD is one of the series' own commits (or the base): a step
+		SERIES_STATE=at-step
+		SERIES_NOTE="the worktree is at step $count of the $(grep -c . <<<"$current") commits in commits/ (its HEAD is a commit of the series, not its tip: git -C $WORKTREE checkout $BRANCH goes back)"
 	elif [ "$current" = "$synced" ]; then
 		SERIES_STATE=ahead
 		SERIES_NOTE="NOT the series in commits/: the worktree is ahead, with changes not exported (make export)"
