@@ -101,6 +101,22 @@ static int warnings(const char *type, const char *site, long *used)
 	return count;
 }
 
+/* Does the running kernel have the function @name (/proc/kallsyms)? */
+static int kernel_has(const char *name)
+{
+	char line[512], sym[256], type;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %c %255s", &type, sym) == 2 &&
+			(type == 't' || type == 'T') && !strcmp(sym, name);
+	fclose(f);
+	return found;
+}
+
 /* A "name: value" line of stack_check/warnings */
 static long warnings_field(const char *name)
 {
@@ -216,8 +232,17 @@ FIXTURE_SETUP(check)
 
 	self->present = 0;
 	if (access(SC_DIR "/warn_percent", F_OK)) {
+		/*
+		 * The check's first commits (its panic, then its warnings)
+		 * come before its debugfs files: its overflow boots test
+		 * those. A build with the option and neither is a failure.
+		 */
+		if (want && !strcmp(want, "1") && kernel_has("stack_check_call"))
+			SKIP(return, "this kernel's stack check has no %s files yet: its overflow boots test it",
+			     SC_DIR);
 		ASSERT_FALSE(want && !strcmp(want, "1"))
-			TH_LOG("the build has CONFIG_X86_STACK_CHECK=y but %s is missing", SC_DIR);
+			TH_LOG("the build has CONFIG_X86_STACK_CHECK=y but neither %s nor stack_check_call() in /proc/kallsyms",
+			       SC_DIR);
 		SKIP(return, "no stack check in this kernel");
 	}
 	if (access(DEEP, F_OK))
