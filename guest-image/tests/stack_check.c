@@ -213,6 +213,7 @@ static int read_percent(void)
 
 FIXTURE(check) {
 	int present;
+	const char *absent;	/* why not, when not present */
 	struct limits task, irq;
 	int deep;	/* a task run whose deepest entry is past the warning */
 };
@@ -223,7 +224,7 @@ FIXTURE(check) {
  */
 #define REQUIRE_CHECK() do {						\
 	if (!self->present)						\
-		SKIP(return, "no stack check in this kernel");		\
+		SKIP(return, "%s", self->absent);			\
 } while (0)
 
 FIXTURE_SETUP(check)
@@ -231,15 +232,18 @@ FIXTURE_SETUP(check)
 	const char *want = getenv("kstack_stack_check");
 
 	self->present = 0;
+	self->absent = "no stack check in this kernel";
 	if (access(SC_DIR "/warn_percent", F_OK)) {
 		/*
 		 * The check's first commits (its panic, then its warnings)
 		 * come before its debugfs files: its overflow boots test
 		 * those. A build with the option and neither is a failure.
 		 */
-		if (want && !strcmp(want, "1") && kernel_has("stack_check_call"))
-			SKIP(return, "this kernel's stack check has no %s files yet: its overflow boots test it",
-			     SC_DIR);
+		if (want && !strcmp(want, "1") && kernel_has("stack_check_call")) {
+			self->absent = "this kernel's stack check has no " SC_DIR
+				       " files yet: its overflow boots test it";
+			SKIP(return, "%s", self->absent);
+		}
 		ASSERT_FALSE(want && !strcmp(want, "1"))
 			TH_LOG("the build has CONFIG_X86_STACK_CHECK=y but neither %s nor stack_check_call() in /proc/kallsyms",
 			       SC_DIR);

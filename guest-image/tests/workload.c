@@ -476,7 +476,7 @@ TEST(warnings_at_30_percent_stay_within_their_bound)
 {
 	SKIP_IN_THE_PRESSURE_BOOT();
 	if (access(SC_DIR "/warn_percent", F_OK))
-		SKIP(return, "no stack check in this kernel");
+		SKIP(return, "no stack check in this kernel, or not its debugfs files yet");
 	ASSERT_EQ(0, write_file("/proc/sys/kernel/stack_tracer_enabled", "0"));
 	start_watch(_metadata, LOW_PERCENT, 0);
 	EXPECT_GT(workload_ops_per_s(), 0);
@@ -490,7 +490,7 @@ TEST(stack_check_cost_on_the_workload)
 
 	SKIP_IN_THE_PRESSURE_BOOT();
 	if (access(SC_DIR "/enabled", F_OK))
-		SKIP(return, "no stack check in this kernel");
+		SKIP(return, "no stack check in this kernel, or not its debugfs files yet");
 	ASSERT_EQ(0, write_file("/proc/sys/kernel/stack_tracer_enabled", "0"));
 	ASSERT_EQ(0, write_file(SC_DIR "/enabled", "0"));
 	off = workload_ops_per_s();
@@ -509,7 +509,7 @@ TEST(stack_check_cost_on_fork_and_wait)
 
 	SKIP_IN_THE_PRESSURE_BOOT();
 	if (access(SC_DIR "/enabled", F_OK))
-		SKIP(return, "no stack check in this kernel");
+		SKIP(return, "no stack check in this kernel, or not its debugfs files yet");
 	fork_wait_us(200);	/* warm up */
 	ASSERT_EQ(0, write_file(SC_DIR "/enabled", "0"));
 	off = fork_wait_us(1500);
