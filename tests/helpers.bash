@@ -158,9 +158,6 @@ step_trees() {
 
 count_patches() { find "$COMMITS" -name '*.patch' | wc -l; }
 
-# series_manifest_of DIR: every patch in DIR with its checksum.
-series_manifest_of() { (cd "$1" && sha256sum -- *.patch); }
-
 # A folder of stub commands put first on PATH for one test.
 stub_dir() {
 	local dir=$BATS_TEST_TMPDIR/stubs
