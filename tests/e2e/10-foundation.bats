@@ -58,7 +58,8 @@ setup_file() { setup_e2e_work; }
 	local n
 	n=$(count_patches)
 	[ "$(find "$WORK/outbox/v1/mail" -name '*.patch' | wc -l)" -eq $((n + 1)) ]
-	grep -q "^Subject: \[RFC PATCH 0/$n\] " "$WORK/outbox/v1/mail/0000-cover-letter.patch"
+	# git format-patch pads the cover's number to the count's width: 00/11
+	grep -q "^Subject: \[RFC PATCH $(printf '%0*d' ${#n} 0)/$n\] " "$WORK/outbox/v1/mail/0000-cover-letter.patch"
 	grep -q "^base-commit: $(git --git-dir="$BASE_REPO" rev-parse kstack-base)$" "$WORK/outbox/v1/mail/0000-cover-letter.patch"
 	git -C "$proj" rev-parse -q --verify refs/tags/series-v1
 	# git am of the mbox onto the base
