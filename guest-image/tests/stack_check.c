@@ -11,8 +11,9 @@
  * run time, refuse a bad threshold and keep its old value, rate-limit its
  * warnings and count what it dropped, keep its own footprint within what
  * its margin allows, and list the chain among the deepest in debugfs
- * until reset, once for one deep path; and measure at the traced
- * function's entry with another ftrace user that wants the regs on it.
+ * until reset, once for one deep path; measure at the traced function's
+ * entry with another ftrace user that wants the regs on it; and refuse
+ * kernel.ftrace_enabled=0 while on, which would silently stop it.
  * kstack_stack_check=1 (from the host: the build has the option) makes a
  * missing check a failure; without it the tests skip.
  */
@@ -493,6 +494,25 @@ TEST_F(check, off_means_no_callback_and_no_warning)
 	ASSERT_EQ(0, put(SC_DIR "/warnings", "reset"));
 	ASSERT_EQ(0, run_to("task", self->deep, &d));
 	EXPECT_GE(warnings("task", SITE, NULL), 1) TH_LOG("no warning once on again");
+}
+
+TEST_F(check, ftrace_enabled_0_is_refused_while_the_check_is_on)
+{
+	const char *sysctl = "/proc/sys/kernel/ftrace_enabled";
+
+	REQUIRE_CHECK();
+	/* ftrace_enabled=0 would stop every callback, the check's with them */
+	EXPECT_EQ(EBUSY, put(sysctl, "0"))
+		TH_LOG("kernel.ftrace_enabled=0 taken while the check is on: it would stop checking without a word");
+	EXPECT_EQ(1, atoi(slurp(sysctl)));
+	/* it is the check that refuses it: off, it is taken */
+	ASSERT_EQ(0, put("/proc/sys/kernel/stack_tracer_enabled", "0"));
+	ASSERT_EQ(0, put(SC_DIR "/enabled", "0"));
+	EXPECT_EQ(0, put(sysctl, "0"));
+	EXPECT_EQ(0, put(sysctl, "1"));
+	ASSERT_EQ(1, atoi(slurp(sysctl)));
+	ASSERT_EQ(0, put(SC_DIR "/enabled", "1"));
+	EXPECT_EQ(1, atoi(slurp(SC_DIR "/enabled")));
 }
 
 TEST_F(check, hardirq_chain_names_the_hardirq_stack)
