@@ -505,6 +505,8 @@ TEST_F(check, ftrace_enabled_0_is_refused_while_the_check_is_on)
 	EXPECT_EQ(EBUSY, put(sysctl, "0"))
 		TH_LOG("kernel.ftrace_enabled=0 taken while the check is on: it would stop checking without a word");
 	EXPECT_EQ(1, atoi(slurp(sysctl)));
+	/* if it was taken, the tests after this one still need ftrace on */
+	put(sysctl, "1");
 	/* it is the check that refuses it: off, it is taken */
 	ASSERT_EQ(0, put("/proc/sys/kernel/stack_tracer_enabled", "0"));
 	ASSERT_EQ(0, put(SC_DIR "/enabled", "0"));
