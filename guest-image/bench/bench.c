@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kstack's guest benchmark: what a smaller task stack saves and what the
+ * stack check costs, measured in one boot, printed one figure a line for
+ * the host (tools/bench collects them, tools/benchstat takes the medians
+ * and ratios over the boots of a run):
+ *
+ *   kstack-bench: begin uptime=<s>
+ *   kstack-bench: metric <name> <value> <unit>
+ *   kstack-bench: error <name> <what went wrong>
+ *   kstack-bench: end
+ *
+ * A figure that could not be measured is an error line, never a number:
+ * the host turns it into an error of the run. It reports; nothing here
+ * fails because a machine is slow.
+ *
+ *   bench [--quick]   (--quick: small counts, for the host's own test)
+ *
+ * In the guest it reads kstack_bench_tracer=1 from its environment (the
+ * kernel command line) and turns the ftrace stack tracer on first.
+ * KSTACK_BENCH_DIR= names the folder of the file loop (default /var/tmp,
+ * /tmp with --quick).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int quick;
+static int errors;
+
+static void metric(const char *name, double value, const char *unit)
+{
+	printf("kstack-bench: metric %s %.3f %s\n", name, value, unit);
+	fflush(stdout);
+}
+
+static void error(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("kstack-bench: error %s ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	errors++;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* A field of /proc/meminfo in kB, or -1 */
+static long meminfo_kb(const char *field)
+{
+	char line[256];
+	size_t len = strlen(field);
+	long kb = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, len) && line[len] == ':') {
+			kb = atol(line + len + 1);
+			break;
+		}
+	fclose(f);
+	return kb;
+}
+
+/* The first number in a file (/proc/uptime: seconds since boot), or -1 */
+static double read_number(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	double v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lf", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fputs(text, f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* --- memory: KernelStack per blocked thread ------------------------------ */
+
+static int wake_fd[2];
+static volatile int started;
+
+static void *blocked_thread(void *arg)
+{
+	char c;
+
+	(void)arg;
+	__atomic_add_fetch(&started, 1, __ATOMIC_SEQ_CST);
+	/* blocks until the writer end is closed */
+	while (read(wake_fd[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+/*
+ * KernelStack: grows by the task stack of each thread (THREAD_SIZE, with
+ * VMAP_STACK its pages). @n threads on the smallest user stacks, all
+ * blocked in read() at once: the delta over them is the figure.
+ */
+static void kernel_stack_per_thread(int n)
+{
+	pthread_t *threads = calloc(n, sizeof(*threads));
+	pthread_attr_t attr;
+	long before, during = -1;
+	char name[64];
+	int i, made = 0, err = 0;
+	double waited;
+
+	snprintf(name, sizeof(name), "kernel_stack_bytes_per_thread_%d", n);
+	if (!threads || pipe(wake_fd)) {
+		error(name, "no memory or pipe for %d threads", n);
+		free(threads);
+		return;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
+	started = 0;
+	before = meminfo_kb("KernelStack");
+	for (i = 0; i < n; i++) {
+		err = pthread_create(&threads[i], &attr, blocked_thread, NULL);
+		if (err)
+			break;
+		made++;
+	}
+	waited = now_s();
+	while (__atomic_load_n(&started, __ATOMIC_SEQ_CST) < made && now_s() - waited < 60)
+		usleep(1000);
+	if (made == n && started == n)
+		during = meminfo_kb("KernelStack");
+	close(wake_fd[1]);
+	for (i = 0; i < made; i++)
+		pthread_join(threads[i], NULL);
+	close(wake_fd[0]);
+	pthread_attr_destroy(&attr);
+	free(threads);
+	if (made < n)
+		error(name, "pthread_create failed after %d of %d threads: %s", made, n, strerror(err));
+	else if (before < 0 || during < 0)
+		error(name, "no KernelStack in /proc/meminfo, or %d of %d threads started", started, n);
+	else
+		metric(name, (during - before) * 1024.0 / n, "bytes");
+}
+
+/* --- thread and process creation ------------------------------------------ */
+
+static void *empty_thread(void *arg)
+{
+	return arg;
+}
+
+static void pthread_create_join(int rounds)
+{
+	double t = now_s();
+	pthread_t th;
+	int i, err;
+
+	for (i = 0; i < rounds; i++) {
+		err = pthread_create(&th, NULL, empty_thread, NULL);
+		if (err) {
+			error("pthread_create_join_us", "pthread_create: %s", strerror(err));
+			return;
+		}
+		pthread_join(th, NULL);
+	}
+	metric("pthread_create_join_us", (now_s() - t) * 1e6 / rounds, "us");
+}
+
+static void fork_exit_wait(int rounds)
+{
+	double t = now_s();
+	int i, status;
+
+	for (i = 0; i < rounds; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			error("fork_exit_wait_us", "fork: %s", strerror(errno));
+			return;
+		}
+		if (pid == 0)
+			_exit(0);
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+			error("fork_exit_wait_us", "waitpid: the child did not exit");
+			return;
+		}
+	}
+	metric("fork_exit_wait_us", (now_s() - t) * 1e6 / rounds, "us");
+}
+
+/* --- the check's cost: system calls and a file-system loop ---------------- */
+
+static void getppid_loop(int rounds)
+{
+	double t = now_s();
+	int i;
+
+	for (i = 0; i < rounds; i++)
+		syscall(SYS_getppid);
+	metric("getppid_ns", (now_s() - t) * 1e9 / rounds, "ns");
+}
+
+static void read_zero_loop(int rounds)
+{
+	char buf[64];
+	int fd = open("/dev/zero", O_RDONLY), i;
+	double t;
+
+	if (fd < 0) {
+		error("read_dev_zero_ns", "open /dev/zero: %s", strerror(errno));
+		return;
+	}
+	t = now_s();
+	for (i = 0; i < rounds; i++)
+		if (read(fd, buf, sizeof(buf)) != sizeof(buf)) {
+			error("read_dev_zero_ns", "short read of /dev/zero");
+			close(fd);
+			return;
+		}
+	metric("read_dev_zero_ns", (now_s() - t) * 1e9 / rounds, "ns");
+	close(fd);
+}
+
+/* One byte there and back between two processes: two switches a trip */
+static void pipe_pingpong(int rounds)
+{
+	int there[2], back[2], i, status;
+	char c = 'x';
+	double t;
+	pid_t pid;
+
+	if (pipe(there) || pipe(back)) {
+		error("pipe_pingpong_us", "pipe: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		error("pipe_pingpong_us", "fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		/* the ends it does not use: EOF comes when the parent closes its own */
+		close(there[1]);
+		close(back[0]);
+		while (read(there[0], &c, 1) == 1)
+			if (write(back[1], &c, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	close(there[0]);
+	close(back[1]);
+	t = now_s();
+	for (i = 0; i < rounds; i++)
+		if (write(there[1], &c, 1) != 1 || read(back[0], &c, 1) != 1)
+			break;
+	t = now_s() - t;
+	close(there[1]);
+	close(back[0]);
+	waitpid(pid, &status, 0);
+	if (i < rounds)
+		error("pipe_pingpong_us", "the pipe broke after %d of %d trips", i, rounds);
+	else
+		metric("pipe_pingpong_us", t * 1e6 / rounds, "us");
+}
+
+/* Create, write 4 KiB, close and unlink a file, in @dir */
+static void file_cycle(const char *dir, int rounds)
+{
+	char path[PATH_MAX], buf[4096];
+	double t = now_s();
+	int i, fd;
+
+	memset(buf, 'k', sizeof(buf));
+	for (i = 0; i < rounds; i++) {
+		snprintf(path, sizeof(path), "%s/kstack-bench.%d", dir, i % 16);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || write(fd, buf, sizeof(buf)) != sizeof(buf) || close(fd) || unlink(path)) {
+			error("file_cycle_us", "create, write, close or unlink of %s: %s", path,
+			      strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+	}
+	metric("file_cycle_us", (now_s() - t) * 1e6 / rounds, "us");
+}
+
+/* --- the stack tracer, and what a mode switched on ------------------------ */
+
+#define TRACER "/proc/sys/kernel/stack_tracer_enabled"
+#define MAX_SIZE "/sys/kernel/debug/tracing/stack_max_size"
+
+int main(int argc, char **argv)
+{
+	const char *tracer = getenv("kstack_bench_tracer");
+	int tracer_on = tracer && !strcmp(tracer, "1");
+	double threads_max;
+
+	if (argc > 1 && !strcmp(argv[1], "--quick"))
+		quick = 1;
+	else if (argc > 1) {
+		fprintf(stderr, "usage: bench [--quick]\n");
+		return 2;
+	}
+	printf("kstack-bench: begin uptime=%.2f\n", read_number("/proc/uptime"));
+	if (tracer_on && write_text(TRACER, "1"))
+		error("stack_tracer", "could not turn the stack tracer on (%s): %s", TRACER,
+		      strerror(errno));
+	/* threads-max is RAM / (8 * THREAD_SIZE): raise it for the threads */
+	threads_max = read_number("/proc/sys/kernel/threads-max");
+	if (threads_max >= 0 && threads_max < 20000)
+		write_text("/proc/sys/kernel/threads-max", "20000");
+
+	kernel_stack_per_thread(quick ? 50 : 1000);
+	kernel_stack_per_thread(quick ? 100 : 5000);
+	pthread_create_join(quick ? 50 : 2000);
+	fork_exit_wait(quick ? 20 : 500);
+	getppid_loop(quick ? 1000 : 200000);
+	read_zero_loop(quick ? 1000 : 100000);
+	pipe_pingpong(quick ? 100 : 10000);
+	file_cycle(getenv("KSTACK_BENCH_DIR") ? getenv("KSTACK_BENCH_DIR") :
+		   quick ? "/tmp" : "/var/tmp", quick ? 50 : 1000);
+
+	if (tracer_on) {
+		double max = read_number(MAX_SIZE);
+
+		if (write_text(TRACER, "0"))
+			error("stack_tracer", "could not turn the stack tracer off");
+		if (max > 0)
+			metric("stack_tracer_max_bytes", max, "bytes");
+	}
+	printf("kstack-bench: end errors=%d\n", errors);
+	return errors ? 1 : 0;
+}
