@@ -5,7 +5,7 @@
 
 .DEFAULT_GOAL := help
 .PHONY: help deps import worktree am export status build bisect-build image boot \
-	bisect-boot bisect clean-results test shellcheck review send trailers
+	bisect-boot bisect bench report clean-results test shellcheck review send trailers
 
 help: ## list the targets
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / { printf "  make %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -42,6 +42,12 @@ boot: ## build the worktree and boot it in QEMU, guest tests, verdict (0 good, 1
 
 bisect-boot: ## the main job: build and boot every step base..tip per config, table + results
 	@tools/bisect-boot
+
+bench: ## benchmarks in QEMU: base vs tip, stock vs small stack, check off/on/stack tracer (ROUNDS=5, QUICK=1)
+	@tools/bench
+
+report: ## the last bench and bisect-boot as Markdown with plots (BENCH=<run>, BASELINE=<run>)
+	@tools/report
 
 bisect: ## git bisect run with build+boot+tests between the base (GOOD=) and tip (BAD=)
 	@tools/bisect

@@ -11,7 +11,7 @@ BENCH_SRC=$BATS_TEST_DIRNAME/../guest-image/bench/bench.c
 
 setup() {
 	BIN=$BATS_TEST_TMPDIR/bench
-	gcc -static -O2 -Wall -Werror -pthread -o "$BIN" "$BENCH_SRC"
+	gcc -static -O2 -Wall -Werror -pthread -I"$BATS_TEST_DIRNAME/../guest-image/include" -o "$BIN" "$BENCH_SRC"
 }
 
 @test "bench --quick: each figure once, a positive number with its unit, between begin and end" {
@@ -22,7 +22,7 @@ setup() {
 	local name unit out=$output
 	for name in kernel_stack_bytes_per_thread_50:bytes kernel_stack_bytes_per_thread_100:bytes \
 		pthread_create_join_us:us fork_exit_wait_us:us getppid_ns:ns read_dev_zero_ns:ns \
-		pipe_pingpong_us:us file_cycle_us:us; do
+		pipe_pingpong_us:us file_cycle_us:us threads_fit_4mib:threads; do
 		unit=${name#*:}
 		name=${name%%:*}
 		[ "$(grep -c "^kstack-bench: metric $name " <<<"$out")" -eq 1 ]

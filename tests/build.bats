@@ -141,7 +141,7 @@ EOF
 }
 
 @test "the summary table: one row per commit, a column per config, failures with their log" {
-	# tools/report reads the columns by these names (the fields of a record)
+	# tools/steps-table reads the columns by these names (the fields of a record)
 	header=$(printf '%s\t' step commit subject config status cached seconds warnings new_warnings \
 		bzimage_bytes text_bytes text_delta checkpatch result_dir first_error boot boot_cached \
 		boot_seconds tests_passed tests_failed kernel_trouble new_kernel_trouble boot_dir \
@@ -153,7 +153,7 @@ EOF
 		printf '1\tbbb\tx86/mm: halve\tx86_64\tOK\tno\t60\t3\t1\t2400100\t9000128\t128\t0/0/1\t/r/3\t\n'
 		printf '1\tbbb\tx86/mm: halve\ti386\tFAIL\tno\t12\t1\t0\t0\t0\t-\t0/0/1\t/r/4\tfork.c:3:1: error: boom\n'
 	} >"$WORK/results.tsv"
-	run "$TOOLS/report" "$WORK/results.tsv" "$WORK/results.md"
+	run "$TOOLS/steps-table" "$WORK/results.tsv" "$WORK/results.md"
 	[ "$status" -eq 0 ]
 	[ "$(head -n 1 <<<"$output" | tr -s ' ')" = "| step | commit | subject | x86_64 | i386 | new warnings | checkpatch E/W/C | build s | text delta (bytes) |" ]
 	grep -qE '^\| 0 +\| aaa +\| base: Import +\| OK \(cached\) +\| OK +\| 0/0 +\| - +\| 300/240 +\| 0/0 +\|$' <<<"$output"
@@ -164,7 +164,7 @@ EOF
 }
 
 @test "the summary table of a boot run: boots, tests, kernel trouble, and the console of a bad boot" {
-	# tools/report reads the columns by these names (the fields of a record)
+	# tools/steps-table reads the columns by these names (the fields of a record)
 	header=$(printf '%s\t' step commit subject config status cached seconds warnings new_warnings \
 		bzimage_bytes text_bytes text_delta checkpatch result_dir first_error boot boot_cached \
 		boot_seconds tests_passed tests_failed kernel_trouble new_kernel_trouble boot_dir \
@@ -175,7 +175,7 @@ EOF
 		printf '1\tbbb\tx86/mm: halve\tx86_64\tOK\tno\t60\t3\t1\t2400100\t9000128\t128\t0/0/0\t/r/3\t\tBAD\tno\t4.8\t4\t1\t1\t1\t/b/2\t12500\n'
 		printf '2\tccc\tx86: broken\tx86_64\tFAIL\tno\t12\t1\t0\t0\t0\t-\t0/0/0\t/r/4\terror: boom\tSKIP\t-\t-\t-\t-\t-\t-\t-\n'
 	} >"$WORK/results.tsv"
-	run "$TOOLS/report" "$WORK/results.tsv"
+	run "$TOOLS/steps-table" "$WORK/results.tsv"
 	[ "$status" -eq 0 ]
 	[[ "$(head -n 1 <<<"$output" | tr -s ' ')" == *"| boots | tests passed+ failed- | kernel trouble | least stack left (bytes) | boot s |" ]]
 	grep -qE '^\| 1 +\| bbb .*\| BAD +\| 4\+1- +\| 1\(1 new\) +\| 12500 +\| 4.8 +\|$' <<<"$output"

@@ -396,3 +396,23 @@ send_and_review_patch2() {
 	[[ "$output" == *"setting up: applying the series in $COMMITS (make am)"* ]]
 	grep -qE '^\| 3 \| .* kernel: make step 30 return 300 \| 0/0/0 \|' <<<"$output"
 }
+
+@test "send: the cover letter quotes make report's bench figures only when they are of this tip" {
+	local cover tree
+	mkdir -p "$WORK/results/report"
+	printf 'Figures from make bench (a fixture)\n\n  check on/off: getppid 1.23 (1.20-1.30)\n' \
+		>"$WORK/results/report/cover-figures.txt"
+	# a bench of another tree: not quoted
+	printf '0123456789ab\n' >"$WORK/results/report/bench-trees"
+	run "$TOOLS/send"
+	[ "$status" -eq 0 ]
+	cover=$(outbox 1)/0000-cover-letter.patch
+	run ! grep -q 'Figures from make bench' "$cover"
+	# a bench of the tip's tree: quoted as make report wrote it
+	tree=$(git -C "$WORKTREE" rev-parse --short=12 'HEAD^{tree}')
+	printf 'fedcba987654\n%s\n' "$tree" >"$WORK/results/report/bench-trees"
+	run "$TOOLS/send"
+	[ "$status" -eq 0 ]
+	grep -qx 'Figures from make bench (a fixture)' "$cover"
+	grep -qx '  check on/off: getppid 1.23 (1.20-1.30)' "$cover"
+}

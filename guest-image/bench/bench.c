@@ -16,8 +16,9 @@
  *
  *   bench [--quick]   (--quick: small counts, for the host's own test)
  *
- * In the guest it reads kstack_bench_tracer=1 from its environment (the
- * kernel command line) and turns the ftrace stack tracer on first.
+ * In the guest (kstack_bench= in its environment: the kernel command line)
+ * it raises threads-max and pid_max for the thread figures, and with
+ * kstack_bench_tracer=1 turns the ftrace stack tracer on first.
  * KSTACK_BENCH_DIR= names the folder of the file loop (default /var/tmp,
  * /tmp with --quick).
  */
@@ -34,6 +35,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "kstack_guest.h"
 
 static int quick;
 static int errors;
@@ -63,25 +66,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-/* A field of /proc/meminfo in kB, or -1 */
-static long meminfo_kb(const char *field)
-{
-	char line[256];
-	size_t len = strlen(field);
-	long kb = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, len) && line[len] == ':') {
-			kb = atol(line + len + 1);
-			break;
-		}
-	fclose(f);
-	return kb;
 }
 
 /* The first number in a file (/proc/uptime: seconds since boot), or -1 */
@@ -173,6 +157,75 @@ static void kernel_stack_per_thread(int n)
 		error(name, "no KernelStack in /proc/meminfo, or %d of %d threads started", started, n);
 	else
 		metric(name, (during - before) * 1024.0 / n, "bytes");
+}
+
+/*
+ * How many threads fit in a fixed amount of the guest's memory: blocked
+ * threads on the smallest user stacks are made until MemAvailable has
+ * dropped by @budget_mib. Memory is what must stop it (the kernel's
+ * thread and pid limits are raised first: threads-max scales with
+ * THREAD_SIZE by construction); a thread limit, a failed pthread_create()
+ * or the time running out first is an error, naming what stopped it.
+ */
+static void threads_fit(int budget_mib)
+{
+	size_t cap = 1024;
+	pthread_t *threads = malloc(cap * sizeof(*threads));
+	pthread_attr_t attr;
+	long avail0, avail = -1;
+	char name[64];
+	int made = 0, err = 0;
+	const char *stop = NULL;
+	double t0 = now_s();
+
+	snprintf(name, sizeof(name), "threads_fit_%dmib", budget_mib);
+	if (!threads || pipe(wake_fd)) {
+		error(name, "no memory or pipe");
+		free(threads);
+		return;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, PTHREAD_STACK_MIN);
+	avail0 = meminfo_kb("MemAvailable");
+	if (avail0 < 0) {
+		error(name, "no MemAvailable in /proc/meminfo");
+		stop = "";
+	}
+	while (!stop) {
+		if (made % 64 == 0) {
+			avail = meminfo_kb("MemAvailable");
+			if (avail0 - avail >= budget_mib * 1024L)
+				break;
+			if (now_s() - t0 > (quick ? 30 : 300))
+				stop = quick ? "the time (30 s)" : "the time (300 s)";
+		}
+		if ((size_t)made == cap) {
+			pthread_t *more = realloc(threads, 2 * cap * sizeof(*threads));
+
+			if (!more) {
+				stop = "the bench's own memory";
+				break;
+			}
+			threads = more;
+			cap *= 2;
+		}
+		err = pthread_create(&threads[made], &attr, blocked_thread, NULL);
+		if (err)
+			stop = "pthread_create()";
+		else
+			made++;
+	}
+	close(wake_fd[1]);
+	for (int i = 0; i < made; i++)
+		pthread_join(threads[i], NULL);
+	close(wake_fd[0]);
+	pthread_attr_destroy(&attr);
+	free(threads);
+	if (!stop)
+		metric(name, made, "threads");
+	else if (*stop)
+		error(name, "stopped by %s after %d threads, with %ld of %d MiB used%s%s", stop, made,
+		      (avail0 - avail) / 1024, budget_mib, err ? ": " : "", err ? strerror(err) : "");
 }
 
 /* --- thread and process creation ------------------------------------------ */
@@ -327,6 +380,11 @@ int main(int argc, char **argv)
 {
 	const char *tracer = getenv("kstack_bench_tracer");
 	int tracer_on = tracer && !strcmp(tracer, "1");
+	/*
+	 * the guest's kernel command line has it; a run on a host never
+	 * changes the host's limits
+	 */
+	int in_guest = getenv("kstack_bench") != NULL;
 	double threads_max;
 
 	if (argc > 1 && !strcmp(argv[1], "--quick"))
@@ -339,13 +397,19 @@ int main(int argc, char **argv)
 	if (tracer_on && write_text(TRACER, "1"))
 		error("stack_tracer", "could not turn the stack tracer on (%s): %s", TRACER,
 		      strerror(errno));
-	/* threads-max is RAM / (8 * THREAD_SIZE): raise it for the threads */
+	/*
+	 * threads-max is RAM / (8 * THREAD_SIZE), pid_max 32768: raise them
+	 * for the threads (pid_max stays 32768 on 32-bit kernels)
+	 */
 	threads_max = read_number("/proc/sys/kernel/threads-max");
-	if (threads_max >= 0 && threads_max < 20000)
-		write_text("/proc/sys/kernel/threads-max", "20000");
+	if (in_guest && threads_max >= 0 && threads_max < 1000000)
+		write_text("/proc/sys/kernel/threads-max", "1000000");
+	if (in_guest && read_number("/proc/sys/kernel/pid_max") < 4194304)
+		write_text("/proc/sys/kernel/pid_max", "4194304");
 
 	kernel_stack_per_thread(quick ? 50 : 1000);
 	kernel_stack_per_thread(quick ? 100 : 5000);
+	threads_fit(quick ? 4 : 256);
 	pthread_create_join(quick ? 50 : 2000);
 	fork_exit_wait(quick ? 20 : 500);
 	getppid_loop(quick ? 1000 : 200000);

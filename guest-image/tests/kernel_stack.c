@@ -12,23 +12,9 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "kstack_guest.h"
 
 #define NR_THREADS 200
-
-static long kernel_stack_kb(void)
-{
-	char line[128];
-	long kb = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "KernelStack: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
 
 static int block_fds[2];
 
@@ -53,7 +39,7 @@ TEST(kernel_stack_bytes_per_thread)
 	ASSERT_TRUE(want_env != NULL) TH_LOG("kstack_thread_size= missing from the command line");
 	want = atol(want_env);
 	ASSERT_EQ(0, pipe(block_fds));
-	before = kernel_stack_kb();
+	before = meminfo_kb("KernelStack");
 	ASSERT_GT(before, 0);
 	for (i = 0; i < NR_THREADS; i++) {
 		pthread_attr_t attr;
@@ -66,7 +52,7 @@ TEST(kernel_stack_bytes_per_thread)
 	}
 	ASSERT_EQ(NR_THREADS, started);
 	usleep(100 * 1000);
-	after = kernel_stack_kb();
+	after = meminfo_kb("KernelStack");
 	close(block_fds[1]);
 	for (i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);

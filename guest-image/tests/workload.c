@@ -38,6 +38,7 @@
 #include <sys/utsname.h>
 
 #include "kselftest_harness.h"
+#include "kstack_guest.h"
 
 #define TRACING "/sys/kernel/debug/tracing"
 #define SC_DIR "/sys/kernel/debug/stack_check"
@@ -334,22 +335,6 @@ TEST(stress_ng_fs_and_process_churn)
 			    "--dentry 1 --hdd 1 --hdd-bytes 2M --metrics-brief 2>&1 | "
 			    "sed 's/^/# stress-ng: /'"));
 	report_depth(_metadata, "");
-}
-
-static long meminfo_kb(const char *name)
-{
-	char line[128];
-	size_t len = strlen(name);
-	long kb = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, len) && line[len] == ':')
-			kb = atol(line + len + 1);
-	fclose(f);
-	return kb;
 }
 
 #define LOOP_IMG "/var/tmp/kstack-loop.img"

@@ -2,7 +2,8 @@
 # tools/lib/cover.sh: The cover letter of a version: commits/cover-letter.txt,
 # the base (so anyone with the distro package can reproduce it), how each
 # commit was tested (the last make bisect-boot run of exactly these trees),
-# the series' figures from that run, and the changelog of a reroll.
+# the series' figures from that run and from the last make report of a
+# bench of its tip, and the changelog of a reroll.
 
 # tree_ids BASE TIP: the tree id of every commit base..TIP, one a line. The
 # sender's sign-off changes commit ids, not trees: results match by tree.
@@ -71,6 +72,21 @@ test_matrix() {
 		}'
 }
 
+# bench_cover_figures TIP: the bench figures of make report
+# (RESULTS/report/cover-figures.txt), after a blank line, when the bench it
+# reports ran this tip's tree; nothing otherwise (figures of another tree
+# would not be about this series).
+bench_cover_figures() {
+	local tree
+	tree=$(git --git-dir="$BASE_REPO" rev-parse --short=12 "$1^{tree}")
+	if [ ! -f "$RESULTS/report/cover-figures.txt" ] ||
+		! grep -qsx "$tree" "$RESULTS/report/bench-trees"; then
+		return 0
+	fi
+	printf '\n'
+	cat "$RESULTS/report/cover-figures.txt"
+}
+
 # cover_text N BASE TIP PREV: the cover letter of version N (its first line
 # the subject): commits/cover-letter.txt, the changelog (N > 1; from a
 # "Changes in vN:" paragraph of cover-letter.txt), the test matrix and the
@@ -104,6 +120,7 @@ cover_text() {
 		printf '\n'
 		series_cover_figures "$run/results.tsv"
 	fi
+	bench_cover_figures "$tip"
 	printf '\nThe base is a distro kernel, not mainline: Debian %s %s,\n' \
 		"$(base_field package)" "$(base_field version)"
 	printf 'imported as one commit (base-commit below; kstack'"'"'s tools/import gives\n'

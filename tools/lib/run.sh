@@ -248,7 +248,7 @@ bisect_steps() {
 		done
 	done
 	records_tsv "$run_dir/steps" "$tsv"
-	"$KSTACK_ROOT/tools/report" "$tsv" "$run_dir/results.md"
+	"$KSTACK_ROOT/tools/steps-table" "$tsv" "$run_dir/results.md"
 	say "$((${#steps[@]} - from)) steps x ${#selected[@]} configs in $(elapsed_since "$start") s; ccache: $(ccache_hit_rate "$CCACHE_STATSLOG")"
 	publish_run_dir "$run_dir" "bisect-$mode"
 	prune_results
