@@ -3,6 +3,7 @@
 # config selection, warning keys, the summary table.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 
 setup() {
@@ -183,4 +184,43 @@ EOF
 	[[ "$output" == *"step 1 x86_64 bbb: boot BAD"* ]]
 	[[ "$output" == *"console: /b/2/console.log"* ]]
 	[[ "$output" == *"step 2 x86_64 ccc: build FAIL: error: boom"* ]]
+}
+
+@test "opt-in configs: only by name, never in CONFIGS=all; a variant of a variant merges both fragments" {
+	ARCHES=x86_64 CONFIGS=all run selected
+	[ "$status" -eq 0 ]
+	[[ "$output" != *distro* ]]
+	ARCHES=x86_64 CONFIGS=x86_64-distro,x86_64-distro-small run selected
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'x86_64-distro\nx86_64-distro-small')" ]
+	ARCHES=x86_64 CONFIGS=x86_64-nosuch run selected
+	[[ "$output" == *"by name only, never in all: x86_64-distro x86_64-distro-small"* ]]
+	run lib config_fragments x86_64-distro-small
+	[ "$status" -eq 0 ]
+	[ "$output" = "$KSTACK_ROOT/configs/guest.config
+$KSTACK_ROOT/configs/x86_64.config
+$KSTACK_ROOT/configs/x86_64-distro.config
+$KSTACK_ROOT/configs/x86_64-distro-small.config" ]
+	# the distro base is Debian's config, for the variant too; others keep tinyconfig
+	[ "$(lib config_base x86_64-distro-small)" = debian:config.amd64_none_cloud-amd64 ]
+	[ "$(lib config_base x86_64-debug)" = tinyconfig ]
+	lib config_identity x86_64-distro | grep -qx 'base_config debian:config.amd64_none_cloud-amd64'
+	lib config_identity x86_64-distro | grep -q '^merge_distro_kernel_config ()'
+	run ! lib eval 'config_identity x86_64-small | grep -q merge_distro_kernel_config'
+}
+
+@test "a base config that names no config, or a Debian config that is not there, is an error" {
+	mkdir -p "$WORK/configs" "$WORK/debian"
+	cp "$KSTACK_ROOT"/configs/* "$WORK/configs/"
+	sed -i 's/^base_configs=.*/base_configs=(x86_64-nosuch=debian:x)/' "$WORK/configs/x86_64.arch"
+	CONFIGS_DIR=$WORK/configs ARCHES=x86_64 run selected
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"base_configs entry 'x86_64-nosuch=debian:x' names no config of the arch"* ]]
+	cp "$KSTACK_ROOT"/configs/x86_64.arch "$WORK/configs/"
+	# linux-config-6.1 present, but not the file the arch names
+	printf 'CONFIG_X=y\n' | xz >"$WORK/debian/config.other.xz"
+	DEBIAN_CONFIG_DIR=$WORK/debian CONFIGS_DIR=$WORK/configs ARCHES=x86_64 CONFIGS=x86_64-distro run selected
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no Debian kernel config $WORK/debian/config.amd64_none_cloud-amd64.xz"*"config.other"* ]]
+	[[ "$output" == *"config x86_64-distro: configs/x86_64.arch names the base debian:config.amd64_none_cloud-amd64"* ]]
 }

@@ -38,6 +38,26 @@ merge_kernel_config() {
 			>"$o/kstack-config-check.txt"
 }
 
+# merge_distro_kernel_config SRC O CONFIG: as merge_kernel_config, for a
+# config whose base is one of Debian's (config_base debian:FILE): that
+# config without its modules, the built-in part, what a distro kernel runs
+# before it loads any (its =m drivers would be hours of building that no
+# guest uses), then the fragments, olddefconfig and the check.
+merge_distro_kernel_config() {
+	local src=$1 o=$2 config=$3 frags list base file
+	list=$(config_fragments "$config") || return 1
+	mapfile -t frags <<<"$list"
+	base=$(config_base "$config")
+	file=$(base_config_file "${base#debian:}") || return 1
+	mkdir -p "$o"
+	xz -dc "$file" | sed -E 's/^(CONFIG_[A-Za-z0-9_]+)=m$/# \1 is not set/' >"$o/.config" &&
+		kernel_make "$src" "$o" "$config" olddefconfig &&
+		"$src/scripts/kconfig/merge_config.sh" -m -O "$o" "$o/.config" "${frags[@]}" &&
+		kernel_make "$src" "$o" "$config" olddefconfig &&
+		"$KSTACK_ROOT/tools/check-config" "$src" "$o/.config" "${frags[@]}" \
+			>"$o/kstack-config-check.txt"
+}
+
 # warning_keys LOG SRC O: the compiler and linker warnings of a build log,
 # one a line, sorted, keyed by file and message without line and column
 # numbers (and without the tree's path), so moved code is not "new".
@@ -88,7 +108,9 @@ build_step() {
 	start=$(now)
 	rm -f "$o/kstack-config-check.txt"
 	local crc=0
-	merge_kernel_config "$src" "$o" "$config" >"$tmp/config.log" 2>&1 || crc=$?
+	local merge=merge_kernel_config
+	case "$(config_base "$config")" in debian:*) merge=merge_distro_kernel_config ;; esac
+	"$merge" "$src" "$o" "$config" >"$tmp/config.log" 2>&1 || crc=$?
 	if [ "$crc" -ne 0 ] && { grep -q 'interrupted: nothing half-done' "$tmp/config.log" ||
 		build_was_killed "$crc" "$tmp/config.log"; }; then
 		local last
