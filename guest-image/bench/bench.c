@@ -23,6 +23,7 @@
  * /tmp with --quick).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/klog.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -375,6 +377,84 @@ static void file_cycle(const char *dir, int rounds)
 
 #define TRACER "/proc/sys/kernel/stack_tracer_enabled"
 #define MAX_SIZE "/sys/kernel/debug/tracing/stack_max_size"
+#define CHAINS "/sys/kernel/debug/stack_check/chains"
+
+/*
+ * The deepest stack the check kept per stack type over this boot's
+ * benchmark (its chains file: "<type> stack: chain N: <used> of <size>
+ * bytes used entering <function>"), as depth_<type>_bytes. The file is
+ * reset first (main), so the guest's earlier boot work is left out;
+ * nothing is printed when the check is off or not in the kernel.
+ */
+static void check_depths(void)
+{
+	char line[512], type[32], seen[8][32];
+	unsigned long used, size, most[8];
+	int n = 0;
+	FILE *f = fopen(CHAINS, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		int i;
+
+		if (sscanf(line, "%31s stack: chain %*d: %lu of %lu bytes used", type, &used,
+			   &size) != 3)
+			continue;
+		for (i = 0; i < n && strcmp(seen[i], type); i++)
+			;
+		if (i == n) {
+			if (n == 8)
+				continue;
+			snprintf(seen[n], sizeof(seen[n]), "%s", type);
+			most[n++] = 0;
+		}
+		if (used > most[i])
+			most[i] = used;
+	}
+	fclose(f);
+	for (int i = 0; i < n; i++) {
+		char name[sizeof(seen[i]) + 16];
+
+		/* a name for any stack type (exception stacks: "#DF", "NMI") */
+		for (char *c = seen[i]; *c; c++)
+			if (!isalnum((unsigned char)*c))
+				*c = '_';
+		snprintf(name, sizeof(name), "depth_%.31s_bytes", seen[i]);
+		metric(name, most[i], "bytes");
+	}
+}
+
+/*
+ * The least stack any task had left when it exited, as DEBUG_STACK_USAGE
+ * prints it ("... greatest stack depth: N bytes left"), over the kernel's
+ * log buffer: the boot and the benchmark together.
+ */
+static void least_stack_left(void)
+{
+	int len = klogctl(10, NULL, 0); /* SYSLOG_ACTION_SIZE_BUFFER */
+	char *buf, *p;
+	long least = -1;
+
+	if (len <= 0)
+		return;
+	buf = malloc(len + 1);
+	if (!buf)
+		return;
+	len = klogctl(3, buf, len); /* SYSLOG_ACTION_READ_ALL */
+	if (len > 0) {
+		buf[len] = '\0';
+		for (p = buf; (p = strstr(p, "greatest stack depth: ")); p++) {
+			long left = atol(p + strlen("greatest stack depth: "));
+
+			if (least < 0 || left < least)
+				least = left;
+		}
+	}
+	free(buf);
+	if (least >= 0)
+		metric("least_stack_left_bytes", least, "bytes");
+}
 
 int main(int argc, char **argv)
 {
@@ -394,6 +474,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	printf("kstack-bench: begin uptime=%.2f\n", read_number("/proc/uptime"));
+	/* the check's chains from here on: the benchmark's, not the boot's */
+	if (in_guest)
+		write_text(CHAINS, "0");
 	if (tracer_on && write_text(TRACER, "1"))
 		error("stack_tracer", "could not turn the stack tracer on (%s): %s", TRACER,
 		      strerror(errno));
@@ -426,6 +509,9 @@ int main(int argc, char **argv)
 		if (max > 0)
 			metric("stack_tracer_max_bytes", max, "bytes");
 	}
+	check_depths();
+	if (in_guest)
+		least_stack_left();
 	printf("kstack-bench: end errors=%d\n", errors);
 	return errors ? 1 : 0;
 }
