@@ -45,5 +45,38 @@ setup() {
 @test "bench: a bad argument is refused with its usage" {
 	run "$BIN" --slow
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"usage: bench [--quick]"* ]]
+	[[ "$output" == *"usage: bench [--quick | --soak SECONDS]"* ]]
+	run "$BIN" --soak 10m
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--soak needs a number of seconds, not '10m'"* ]]
+}
+
+@test "bench --soak: the workload for that long, samples from the start to the end, then its figures" {
+	KSTACK_BENCH_DIR=$BATS_TEST_TMPDIR run "$BIN" --soak 2
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" =~ ^kstack-bench:\ begin ]]
+	[ "${lines[-1]}" = "kstack-bench: end errors=0" ]
+	local out=$output
+	grep -Eq '^kstack-bench: metric soak_seconds (2|3)\.[0-9]{3} s$' <<<"$out"
+	grep -Eq '^kstack-bench: metric soak_rounds [1-9][0-9]*\.000 rounds$' <<<"$out"
+	# the figures' own lines are quiet during a soak
+	run ! grep -q '^kstack-bench: metric getppid_ns' <<<"$out"
+	# on a host there is no stack check: no samples of it, and no made-up numbers
+	run ! grep -q -- ' -1' <<<"$out"
+}
+
+@test "make bench: a SOAK=, ROUNDS= or QUICK= that means nothing is refused before anything runs" {
+	export WORK=$BATS_TEST_TMPDIR/work
+	for soak in 10x m 1m5 0 -5; do
+		SOAK=$soak run "$TOOLS/bench"
+		[ "$status" -ne 0 ]
+		[[ "$output" == *"SOAK=$soak is not a duration: give seconds, or a number with s, m or h (SOAK=30m)"* ]]
+	done
+	ROUNDS=0 run "$TOOLS/bench"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"ROUNDS=0 is not a number of rounds"* ]]
+	QUICK=yes run "$TOOLS/bench"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"QUICK=yes: give QUICK=1"* ]]
+	[ ! -e "$WORK/results" ]
 }

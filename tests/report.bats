@@ -152,3 +152,48 @@ is_png() {
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"not a bench summary"* ]]
 }
+
+@test "soak: the samples of a console, and make report's plots of them over time" {
+	run "$TOOLS/benchstat" samples "$FIX/soak.log"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 11 ]
+	[ "${lines[3]}" = "60	depth_task_bytes	3120	bytes" ]
+	[ "${lines[10]}" = "120	warnings_dropped	0	warnings" ]
+	# the soak's figures are read as any bench boot's
+	run "$TOOLS/benchstat" parse "$FIX/soak.log"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "soak_seconds	120.400	s" ]
+	# a sample cut by a kernel message is not read as a number
+	sed 's/^kstack-bench: sample 60 depth_task_bytes 3120 bytes$/kstack-bench: sample 60 depth_task_by[   60.1] x/' "$FIX/soak.log" >"$BATS_TEST_TMPDIR/cut.log"
+	run "$TOOLS/benchstat" samples "$BATS_TEST_TMPDIR/cut.log"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"a sample line it cannot read"* ]]
+	run "$TOOLS/benchstat" samples "$FIX/good.log"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"no samples"* ]]
+
+	fake_run bench-1
+	ln -s "$R/runs/bench-1" "$R/bench"
+	mkdir -p "$R/runs/soak-1"
+	{
+		printf 'arch\tconfig\tcommit\taccel\tt\tmetric\tvalue\tunit\n'
+		"$TOOLS/benchstat" samples "$FIX/soak.log" | awk -v OFS='\t' '{ print "x86_64", "x86_64-small", "abc", "tcg", $0 }'
+	} >"$R/runs/soak-1/samples.tsv"
+	{
+		printf 'arch\tconfig\tcommit\taccel\tmetric\tvalue\tunit\n'
+		"$TOOLS/benchstat" parse "$FIX/soak.log" | awk -v OFS='\t' '{ print "x86_64", "x86_64-small", "abc", "tcg", $0 }'
+	} >"$R/runs/soak-1/figures.tsv"
+	ln -s "$R/runs/soak-1" "$R/soak"
+	run "$TOOLS/report"
+	[ "$status" -eq 0 ]
+	page=$R/report/report.md
+	grep -qF '![soak-depth](plots/soak-depth.png)' "$page"
+	grep -qF '![soak-warnings](plots/soak-warnings.png)' "$page"
+	is_png "$R/report/plots/soak-depth.png"
+	gp=$R/report/plots/soak-depth.gp
+	grep -qF 'title "x86_64-small depth_task_bytes"' "$gp"
+	grep -qF 'title "x86_64-small depth_hardirq_bytes"' "$gp"
+	grep -qx '120 4200' "$gp"
+	grep -qF 'soak: depth over time (TCG)' "$gp"
+	grep -qF '| x86_64 | x86_64-small | abc | TCG | warnings_printed | 2.000 | warnings |' "$page"
+}

@@ -14,7 +14,13 @@
  * the host turns it into an error of the run. It reports; nothing here
  * fails because a machine is slow.
  *
- *   bench [--quick]   (--quick: small counts, for the host's own test)
+ *   bench [--quick | --soak SECONDS]
+ *
+ * --quick: small counts, for the host's own test and a first look.
+ * --soak: the figures' code in turn, quietly, as a varied workload for
+ * SECONDS, with "kstack-bench: sample <t> <name> <value> <unit>" lines
+ * (the check's deepest chain per stack type so far, its warnings) a
+ * minute apart, then the soak's figures (make bench SOAK=).
  *
  * In the guest (kstack_bench= in its environment: the kernel command line)
  * it raises threads-max and pid_max for the thread figures, and with
@@ -43,8 +49,13 @@
 static int quick;
 static int errors;
 
+/* a soak runs the figures' code as its workload, without their lines */
+static int quiet;
+
 static void metric(const char *name, double value, const char *unit)
 {
+	if (quiet)
+		return;
 	printf("kstack-bench: metric %s %.3f %s\n", name, value, unit);
 	fflush(stdout);
 }
@@ -386,41 +397,54 @@ static void file_cycle(const char *dir, int rounds)
  * reset first (main), so the guest's earlier boot work is left out;
  * nothing is printed when the check is off or not in the kernel.
  */
-static void check_depths(void)
+/*
+ * The deepest chain per stack type in the check's chains file: @type[i]
+ * (a name fit for a figure: "#DF" reads "_DF") and @most[i]; how many
+ * types, 0 when the file is not there.
+ */
+static int read_chains(char type[8][32], unsigned long most[8])
 {
-	char line[512], type[32], seen[8][32];
-	unsigned long used, size, most[8];
+	char line[512], name[32];
+	unsigned long used, size;
 	int n = 0;
 	FILE *f = fopen(CHAINS, "r");
 
 	if (!f)
-		return;
+		return 0;
 	while (fgets(line, sizeof(line), f)) {
 		int i;
 
-		if (sscanf(line, "%31s stack: chain %*d: %lu of %lu bytes used", type, &used,
+		if (sscanf(line, "%31s stack: chain %*d: %lu of %lu bytes used", name, &used,
 			   &size) != 3)
 			continue;
-		for (i = 0; i < n && strcmp(seen[i], type); i++)
+		for (char *c = name; *c; c++)
+			if (!isalnum((unsigned char)*c))
+				*c = '_';
+		for (i = 0; i < n && strcmp(type[i], name); i++)
 			;
 		if (i == n) {
 			if (n == 8)
 				continue;
-			snprintf(seen[n], sizeof(seen[n]), "%s", type);
+			snprintf(type[n], sizeof(type[n]), "%s", name);
 			most[n++] = 0;
 		}
 		if (used > most[i])
 			most[i] = used;
 	}
 	fclose(f);
-	for (int i = 0; i < n; i++) {
-		char name[sizeof(seen[i]) + 16];
+	return n;
+}
 
-		/* a name for any stack type (exception stacks: "#DF", "NMI") */
-		for (char *c = seen[i]; *c; c++)
-			if (!isalnum((unsigned char)*c))
-				*c = '_';
-		snprintf(name, sizeof(name), "depth_%.31s_bytes", seen[i]);
+static void check_depths(void)
+{
+	char type[8][32];
+	unsigned long most[8];
+	int n = read_chains(type, most);
+
+	for (int i = 0; i < n; i++) {
+		char name[sizeof(type[i]) + 16];
+
+		snprintf(name, sizeof(name), "depth_%.31s_bytes", type[i]);
 		metric(name, most[i], "bytes");
 	}
 }
@@ -456,6 +480,106 @@ static void least_stack_left(void)
 		metric("least_stack_left_bytes", least, "bytes");
 }
 
+/* --- soak: a varied workload for a while, depth over time ---------------- */
+
+#define WARNINGS "/sys/kernel/debug/stack_check/warnings"
+
+/* The number after "@key: " in a debugfs file, or -1 */
+static long file_field(const char *path, const char *key)
+{
+	char line[256];
+	size_t len = strlen(key);
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':') {
+			v = atol(line + len + 1);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/*
+ * One sample line per figure: the deepest chain per stack type the check
+ * has kept so far, and the warnings it printed and dropped, at @t seconds
+ * into the soak.
+ */
+static void soak_sample(double t)
+{
+	char type[8][32];
+	unsigned long most[8];
+	int n = read_chains(type, most);
+
+	for (int i = 0; i < n; i++)
+		printf("kstack-bench: sample %.0f depth_%.31s_bytes %lu bytes\n", t, type[i], most[i]);
+	if (file_field(WARNINGS, "printed") >= 0) {
+		printf("kstack-bench: sample %.0f warnings_printed %ld warnings\n", t,
+		       file_field(WARNINGS, "printed"));
+		printf("kstack-bench: sample %.0f warnings_dropped %ld warnings\n", t,
+		       file_field(WARNINGS, "dropped"));
+	}
+	fflush(stdout);
+}
+
+/* Touch @mib MiB of anonymous memory, then give it back */
+static void touch_memory(int mib)
+{
+	size_t len = (size_t)mib << 20;
+	char *p = malloc(len);
+
+	if (!p)
+		return;
+	for (size_t i = 0; i < len; i += 4096)
+		p[i] = (char)i;
+	free(p);
+}
+
+/*
+ * @seconds of the figures' code in turn, quietly, as a varied workload:
+ * thread and process churn, system calls, pipes, file churn, memory
+ * churn; a sample of the check's depths and warnings every @every
+ * seconds and at the end; then the figures of the whole soak.
+ */
+static void soak(double seconds, double every, const char *dir)
+{
+	double t0 = now_s(), next = 0, t;
+	long rounds = 0;
+	int errs = errors;
+
+	quiet = 1;
+	soak_sample(0);
+	while ((t = now_s() - t0) < seconds && errors == errs) {
+		switch (rounds++ % 7) {
+		case 0: kernel_stack_per_thread(200); break;
+		case 1: pthread_create_join(200); break;
+		case 2: fork_exit_wait(50); break;
+		case 3: pipe_pingpong(2000); break;
+		case 4: file_cycle(dir, 200); break;
+		case 5: read_zero_loop(20000); getppid_loop(20000); break;
+		case 6: touch_memory(64); break;
+		}
+		if (t >= next) {
+			if (next > 0)
+				soak_sample(t);
+			next += every;
+		}
+	}
+	soak_sample(now_s() - t0);
+	quiet = 0;
+	metric("soak_seconds", now_s() - t0, "s");
+	metric("soak_rounds", rounds, "rounds");
+	if (file_field(WARNINGS, "printed") >= 0) {
+		metric("warnings_printed", file_field(WARNINGS, "printed"), "warnings");
+		metric("warnings_dropped", file_field(WARNINGS, "dropped"), "warnings");
+	} else if (getenv("kstack_bench")) {
+		error("warnings_printed", "no %s: is the stack check in this kernel, and on?", WARNINGS);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *tracer = getenv("kstack_bench_tracer");
@@ -467,10 +591,20 @@ int main(int argc, char **argv)
 	int in_guest = getenv("kstack_bench") != NULL;
 	double threads_max;
 
-	if (argc > 1 && !strcmp(argv[1], "--quick"))
+	double soak_seconds = 0;
+	const char *dir;
+	char *end;
+
+	if (argc == 2 && !strcmp(argv[1], "--quick")) {
 		quick = 1;
-	else if (argc > 1) {
-		fprintf(stderr, "usage: bench [--quick]\n");
+	} else if (argc == 3 && !strcmp(argv[1], "--soak")) {
+		soak_seconds = strtod(argv[2], &end);
+		if (*end || soak_seconds <= 0) {
+			fprintf(stderr, "bench: --soak needs a number of seconds, not '%s'\n", argv[2]);
+			return 2;
+		}
+	} else if (argc > 1) {
+		fprintf(stderr, "usage: bench [--quick | --soak SECONDS]\n");
 		return 2;
 	}
 	printf("kstack-bench: begin uptime=%.2f\n", read_number("/proc/uptime"));
@@ -490,6 +624,15 @@ int main(int argc, char **argv)
 	if (in_guest && read_number("/proc/sys/kernel/pid_max") < 4194304)
 		write_text("/proc/sys/kernel/pid_max", "4194304");
 
+	dir = getenv("KSTACK_BENCH_DIR");
+	if (!dir)
+		dir = quick ? "/tmp" : "/var/tmp";
+	if (soak_seconds) {
+		/* a sample a minute, at most 120 */
+		soak(soak_seconds, soak_seconds > 7200 ? soak_seconds / 120 : 60, dir);
+		goto done;
+	}
+
 	kernel_stack_per_thread(quick ? 50 : 1000);
 	kernel_stack_per_thread(quick ? 100 : 5000);
 	threads_fit(quick ? 4 : 256);
@@ -498,8 +641,7 @@ int main(int argc, char **argv)
 	getppid_loop(quick ? 1000 : 200000);
 	read_zero_loop(quick ? 1000 : 100000);
 	pipe_pingpong(quick ? 100 : 10000);
-	file_cycle(getenv("KSTACK_BENCH_DIR") ? getenv("KSTACK_BENCH_DIR") :
-		   quick ? "/tmp" : "/var/tmp", quick ? 50 : 1000);
+	file_cycle(dir, quick ? 50 : 1000);
 
 	if (tracer_on) {
 		double max = read_number(MAX_SIZE);
@@ -509,6 +651,7 @@ int main(int argc, char **argv)
 		if (max > 0)
 			metric("stack_tracer_max_bytes", max, "bytes");
 	}
+done:
 	check_depths();
 	if (in_guest)
 		least_stack_left();

@@ -30,6 +30,15 @@
  *	beside this one's with the change in per cent (make report
  *	BASELINE=). Exit 1 when the two have no row in common.
  *
+ *   benchstat samples CONSOLE_LOG
+ *	A soak's sample lines ("kstack-bench: sample T NAME VALUE UNIT") as
+ *	"T<TAB>NAME<TAB>VALUE<TAB>UNIT". Exit 1 when there is none, or one
+ *	it cannot read.
+ *
+ *   benchstat timeplot SAMPLES_TSV --metrics M,.. --title T --ylabel Y --out FILE.png
+ *	A gnuplot script drawing samples (columns config, t, metric, value)
+ *	over time, a line per config and metric. Exit 1 when none is there.
+ *
  *   benchstat brief SUMMARY_TSV
  *	The figures a cover letter quotes, as plain text: a row per figure
  *	(KernelStack per thread, small/stock creation, the check's and the
@@ -727,6 +736,35 @@ static int cmd_plot(int argc, char **argv)
 }
 
 /*
+ * The options of a line plot: --title, --ylabel, --out and one of its own
+ * (@extra, "--column" or "--metrics"); all four are needed.
+ */
+struct line_opts {
+	const char *title, *ylabel, *out, *extra;
+};
+
+static struct line_opts line_options(int argc, char **argv, const char *extra, const char *usage)
+{
+	struct line_opts o = { NULL, NULL, NULL, NULL };
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], extra))
+			o.extra = argv[i + 1];
+		else if (!strcmp(argv[i], "--title"))
+			o.title = gp_text(argv[i + 1]);
+		else if (!strcmp(argv[i], "--ylabel"))
+			o.ylabel = gp_text(argv[i + 1]);
+		else if (!strcmp(argv[i], "--out"))
+			o.out = gp_text(argv[i + 1]);
+		else
+			fail("unknown option '%s'\n%s", argv[i], usage);
+	}
+	if (!o.extra || !o.title || !o.ylabel || !o.out || argc % 2 != 1)
+		fail("%s", usage);
+	return o;
+}
+
+/*
  * A gnuplot script drawing one numeric column of a bisect-boot
  * results.tsv (one row per step and config) against the step: a line per
  * config. Rows without a number in it (a step that did not boot) are gaps.
@@ -744,20 +782,10 @@ static int cmd_stepsplot(int argc, char **argv)
 	} *pts = NULL;
 	long lineno = 0;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--column"))
-			column = argv[i + 1];
-		else if (!strcmp(argv[i], "--title"))
-			title = gp_text(argv[i + 1]);
-		else if (!strcmp(argv[i], "--ylabel"))
-			ylabel = gp_text(argv[i + 1]);
-		else if (!strcmp(argv[i], "--out"))
-			out = gp_text(argv[i + 1]);
-		else
-			fail("stepsplot: unknown option '%s'", argv[i]);
-	}
-	if (!column || !title || !ylabel || !out || argc % 2 != 1)
-		fail("usage: benchstat stepsplot RESULTS_TSV --column NAME --title T --ylabel Y --out FILE.png");
+	struct line_opts o = line_options(argc, argv, "--column",
+		"usage: benchstat stepsplot RESULTS_TSV --column NAME --title T --ylabel Y --out FILE.png");
+
+	column = o.extra, title = o.title, ylabel = o.ylabel, out = o.out;
 	f = open_input(argv[0]);
 	for (int n; (n = next_row(f, &line, &cap, &lineno, field)) >= 0;) {
 		double v;
@@ -825,6 +853,135 @@ static int cmd_stepsplot(int argc, char **argv)
 	for (size_t c = 0; c < configs.n; c++)
 		printf("%s $data using 1:%zu with linespoints lw 2 title \"%s\"", c ? ", \\\n    " : " ",
 		       2 + c, gp_text(configs.v[c]));
+	printf("\n");
+	return 0;
+}
+
+/* --- soak samples --------------------------------------------------------- */
+
+/*
+ * The sample lines of a soak's console ("kstack-bench: sample T NAME
+ * VALUE UNIT") as "T<TAB>NAME<TAB>VALUE<TAB>UNIT". Exit 1 when there is
+ * none, or one it cannot read.
+ */
+static int cmd_samples(const char *path)
+{
+	FILE *f = open_input(path);
+	char *line = NULL;
+	size_t cap = 0, n = 0;
+	int bad = 0;
+
+	while (getline(&line, &cap, f) >= 0) {
+		char t[32], name[128], value[64], unit[32], rest[2];
+		const char *p;
+		double v, tv;
+
+		chomp(line);
+		p = strstr(line, "kstack-bench: sample ");
+		if (!p)
+			continue;
+		p += strlen("kstack-bench: ");
+		if (sscanf(p, "sample %31s %127s %63s %31s%1s", t, name, value, unit, rest) != 4 ||
+		    !parse_number(t, &tv) || !parse_number(value, &v)) {
+			fprintf(stderr, "benchstat: %s: a sample line it cannot read (cut by a kernel message?): %s\n",
+				path, p);
+			bad = 1;
+			continue;
+		}
+		printf("%s\t%s\t%s\t%s\n", t, name, value, unit);
+		n++;
+	}
+	free(line);
+	fclose(f);
+	if (!n) {
+		fprintf(stderr, "benchstat: %s: no samples\n", path);
+		bad = 1;
+	}
+	return bad;
+}
+
+/*
+ * A gnuplot script drawing soak samples (a TSV with the columns config,
+ * t, metric and value) over time: a line per config and metric of
+ * METRICS. Exit 1 when none of them is there.
+ */
+static int cmd_timeplot(int argc, char **argv)
+{
+	const char *title = NULL, *ylabel = NULL, *out = NULL;
+	char *metrics_arg = NULL, *line = NULL, *field[MAX_FIELDS];
+	struct names metrics, series = { 0 };
+	struct sample {
+		char *series, *t, *value;
+	} *v = NULL;
+	size_t cap = 0, n = 0;
+	int ct = -1, cm = -1, cv = -1, cc = -1;
+	long lineno = 0;
+	FILE *f;
+
+	struct line_opts o = line_options(argc, argv, "--metrics",
+		"usage: benchstat timeplot SAMPLES_TSV --metrics M1,M2.. --title T --ylabel Y --out FILE.png");
+
+	metrics_arg = xstrdup(o.extra), title = o.title, ylabel = o.ylabel, out = o.out;
+	metrics = split_list(metrics_arg);
+	f = open_input(argv[0]);
+	for (int nf; (nf = next_row(f, &line, &cap, &lineno, field)) >= 0;) {
+		char key[256];
+		bool want = false;
+
+		if (ct < 0) {
+			for (int i = 0; i < nf; i++) {
+				if (!strcmp(field[i], "t"))
+					ct = i;
+				if (!strcmp(field[i], "metric"))
+					cm = i;
+				if (!strcmp(field[i], "value"))
+					cv = i;
+				if (!strcmp(field[i], "config"))
+					cc = i;
+			}
+			if (ct < 0 || cm < 0 || cv < 0 || cc < 0)
+				fail("%s: its header has no column config, t, metric or value: not a soak's samples",
+				     argv[0]);
+			continue;
+		}
+		if (nf <= ct || nf <= cm || nf <= cv || nf <= cc)
+			fail("%s:%ld: %d fields, fewer than the header's", argv[0], lineno, nf);
+		for (size_t m = 0; m < metrics.n; m++)
+			want |= !strcmp(metrics.v[m], field[cm]);
+		if (!want)
+			continue;
+		snprintf(key, sizeof(key), "%s %s", field[cc], field[cm]);
+		add_name(&series, xstrdup(key));
+		v = xrealloc(v, (n + 1) * sizeof(*v));
+		v[n++] = (struct sample){ xstrdup(key), xstrdup(field[ct]), xstrdup(field[cv]) };
+	}
+	fclose(f);
+	free(line);
+	if (!n) {
+		fprintf(stderr, "benchstat: %s has none of the samples %s: nothing to plot\n", argv[0],
+			metrics_arg);
+		return 1;
+	}
+	printf("# gnuplot script written by tools/benchstat timeplot from %s\n", argv[0]);
+	for (size_t k = 0; k < series.n; k++) {
+		printf("$s%zu << EOD\n", k);
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(v[i].series, series.v[k]))
+				printf("%s %s\n", v[i].t, v[i].value);
+		printf("EOD\n");
+	}
+	printf("set terminal pngcairo size 1024,640 noenhanced font \",10\"\n");
+	printf("set output \"%s\"\n", out);
+	printf("set title \"%s\"\n", title);
+	printf("set xlabel \"seconds into the soak\"\n");
+	printf("set ylabel \"%s\"\n", ylabel);
+	printf("set yrange [0:*]\n");
+	printf("set grid\n");
+	printf("set key outside right top title \"config, figure\"\n");
+	printf("plot");
+	for (size_t k = 0; k < series.n; k++)
+		printf("%s $s%zu using 1:2 with linespoints lw 2 title \"%s\"", k ? ", \\\n    " : " ", k,
+		       gp_text(series.v[k]));
 	printf("\n");
 	return 0;
 }
@@ -940,6 +1097,10 @@ int main(int argc, char **argv)
 		return cmd_summary(argc - 2, argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "table"))
 		return cmd_table(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "samples"))
+		return cmd_samples(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "timeplot"))
+		return cmd_timeplot(argc - 2, argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "brief"))
 		return cmd_brief(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "compare"))
@@ -953,6 +1114,8 @@ int main(int argc, char **argv)
 			"       benchstat table SUMMARY_TSV\n"
 			"       benchstat compare SUMMARY_TSV BASELINE_SUMMARY_TSV\n"
 			"       benchstat brief SUMMARY_TSV\n"
+			"       benchstat samples CONSOLE_LOG\n"
+			"       benchstat timeplot SAMPLES_TSV --metrics M1,M2.. --title T --ylabel Y --out FILE.png\n"
 			"       %s\n"
 			"       benchstat stepsplot RESULTS_TSV --column NAME --title T --ylabel Y --out FILE.png\n",
 		plot_usage + strlen("usage: "));
