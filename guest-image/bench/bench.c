@@ -480,6 +480,29 @@ static void least_stack_left(void)
 		metric("least_stack_left_bytes", least, "bytes");
 }
 
+#define CLOCKSOURCE "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+
+/*
+ * Figures timed with a jiffies clocksource are a tick's multiples (4 ms
+ * at HZ=250), not figures: an error, naming the clock, when the kernel
+ * is on one at the end (the watchdog may have switched during the run).
+ */
+static void clock_check(void)
+{
+	char name[64] = "";
+	FILE *f = fopen(CLOCKSOURCE, "r");
+
+	if (!f)
+		return;
+	if (!fgets(name, sizeof(name), f))
+		name[0] = '\0';
+	fclose(f);
+	name[strcspn(name, "\n")] = '\0';
+	if (strstr(name, "jiffies"))
+		error("clocksource", "the kernel timed this run with %s, a clock of a tick's resolution: its times are not figures (boot with tsc=reliable)",
+		      name);
+}
+
 /* --- soak: a varied workload for a while, depth over time ---------------- */
 
 #define WARNINGS "/sys/kernel/debug/stack_check/warnings"
@@ -652,6 +675,7 @@ int main(int argc, char **argv)
 			metric("stack_tracer_max_bytes", max, "bytes");
 	}
 done:
+	clock_check();
 	check_depths();
 	if (in_guest)
 		least_stack_left();
