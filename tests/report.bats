@@ -132,6 +132,12 @@ is_png() {
 @test "benchstat plot and compare: exit 1 with nothing to draw or compare, 2 on bad usage" {
 	fake_run bench-1
 	s=$R/runs/bench-1/summary.tsv
+	# NAME* stands for every metric that starts with NAME (quick runs: _50, _100)
+	run "$TOOLS/benchstat" plot "$s" --kind figure --metrics 'kernel_stack_bytes_per_thread_*' --names base \
+		--title t --ylabel y --out "$BATS_TEST_TMPDIR/p.png"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"x86_64 kernel_stack_bytes_per_thread_1000" '* ]]
+	[[ "$output" == *'"i386 kernel_stack_bytes_per_thread_5000" '* ]]
 	run "$TOOLS/benchstat" plot "$s" --kind ratio --metrics no_such --names check_on_vs_off \
 		--title t --ylabel y --out "$BATS_TEST_TMPDIR/p.png"
 	[ "$status" -eq 1 ]

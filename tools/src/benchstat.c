@@ -50,7 +50,8 @@
  *	A gnuplot script (data inline) drawing the medians of those metrics
  *	and names as bars with min-max error bars: a cluster per arch and
  *	metric, a bar per name; --hline draws a dashed line at V (1 for a
- *	ratio). Exit 1 when none of them is in the summary.
+ *	ratio). A metric NAME* stands for every metric that starts with
+ *	NAME. Exit 1 when none of them is in the summary.
  *
  *   benchstat stepsplot RESULTS_TSV --column NAME --title T --ylabel Y --out FILE.png
  *	A gnuplot script drawing a bisect-boot results.tsv column against the
@@ -616,6 +617,30 @@ static const char *gp_text(const char *s)
 	return s;
 }
 
+/*
+ * A metrics list with each NAME* entry replaced by the summary's metrics
+ * that start with NAME, in the summary's order (quick runs name their
+ * counts: kernel_stack_bytes_per_thread_50 where a full run has _1000).
+ */
+static struct names expand_metrics(const struct summary *s, struct names want)
+{
+	struct names out = { 0 };
+
+	for (size_t m = 0; m < want.n; m++) {
+		size_t len = strlen(want.v[m]);
+
+		if (!len || want.v[m][len - 1] != '*') {
+			add_name(&out, want.v[m]);
+			continue;
+		}
+		for (size_t i = 0; i < s->n; i++)
+			if (!strncmp(s->v[i].metric, want.v[m], len - 1))
+				add_name(&out, s->v[i].metric);
+	}
+	free(want.v);
+	return out;
+}
+
 static const char *const plot_usage =
 	"usage: benchstat plot SUMMARY_TSV --kind figure|ratio --metrics M1,M2.. --names N1,N2.. "
 	"--title T --ylabel Y --out FILE.png [--arch A] [--hline V]";
@@ -670,7 +695,7 @@ static int cmd_plot(int argc, char **argv)
 			fail("plot: --hline '%s' is not a number", hline);
 	}
 	s = read_summary(argv[0]);
-	metrics = split_list(metrics_arg);
+	metrics = expand_metrics(&s, split_list(metrics_arg));
 	names = split_list(names_arg);
 	for (size_t a = 0; a < s.arches.n; a++)
 		if (!arch || !strcmp(arch, s.arches.v[a]))
