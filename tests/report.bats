@@ -64,13 +64,15 @@ is_png() {
 	# and the trees of the tip they were measured on (not the base's)
 	c=$R/report/cover-figures.txt
 	grep -qE '^ +x86_64 +i386$' "$c"
-	grep -qE '^  KernelStack per thread, small +8188 B \(8188-8196\) +4100 B \(4092-4100\)$' "$c"
+	grep -qE '^  bytes/thread, small \(5000\) +8196 \(8192-8196\) +4096$' "$c"
 	grep -qE '^  check on/off: getppid +1\.[0-9]{2} \(1\.[0-9]{2}-1\.[0-9]{2}\) +1\.[0-9]{2} \(' "$c"
-	grep -qE '^  threads in 256 MiB, small +1[0-9]{4} \([0-9]+-[0-9]+\) +2[0-9]{4} ' "$c"
+	grep -qE '^  threads, small \(256mib\) +1[0-9]{4} \([0-9]+-[0-9]+\) +2[0-9]{4} ' "$c"
 	grep -qF 'TCG under QEMU on' "$c"
-	grep -qF '3 rounds)' "$c"
+	grep -qF 'TCG under QEMU on 2 x fixture, 3 round(s), QUICK=1 counts:' "$c"
+	# 72 columns, for mail
+	[ -z "$(awk 'length > 72' "$c")" ]
 	[ "$(cat "$R/report/bench-trees")" = "$(printf 'treestock\ntreesmall')" ]
-	grep -qF '    Figures from make bench (kstack run bench-1' "$page"
+	grep -qF '    Figures from make bench (kstack, run bench-1)' "$page"
 }
 
 @test "report: the last bisect-boot's least stack left per step, as a plot and its table" {

@@ -1017,31 +1017,31 @@ static int cmd_timeplot(int argc, char **argv)
 static const struct brief_row {
 	const char *label, *kind, *name, *metric, *unit;
 } brief_rows[] = {
-	{ "KernelStack per thread, stock", "figure", "stock-off", "kernel_stack_bytes_per_thread_1000", " B" },
-	{ "KernelStack per thread, small", "figure", "small-off", "kernel_stack_bytes_per_thread_1000", " B" },
-	{ "threads in 256 MiB, stock", "figure", "stock-off", "threads_fit_256mib", "" },
-	{ "threads in 256 MiB, small", "figure", "small-off", "threads_fit_256mib", "" },
-	{ "thread create+join, small/stock", "ratio", "small_vs_stock", "pthread_create_join_us", "" },
-	{ "fork+exit+wait, small/stock", "ratio", "small_vs_stock", "fork_exit_wait_us", "" },
-	{ "check off/base: getppid", "ratio", "check_off_vs_base", "getppid_ns", "" },
-	{ "check off/base: read /dev/zero", "ratio", "check_off_vs_base", "read_dev_zero_ns", "" },
-	{ "check off/base: pipe ping-pong", "ratio", "check_off_vs_base", "pipe_pingpong_us", "" },
-	{ "check off/base: file cycle", "ratio", "check_off_vs_base", "file_cycle_us", "" },
+	{ "bytes/thread, stock", "figure", "stock-off", "kernel_stack_bytes_per_thread_*", "" },
+	{ "bytes/thread, small", "figure", "small-off", "kernel_stack_bytes_per_thread_*", "" },
+	{ "threads, stock", "figure", "stock-off", "threads_fit_*", "" },
+	{ "threads, small", "figure", "small-off", "threads_fit_*", "" },
+	{ "pthread create, small/stock", "ratio", "small_vs_stock", "pthread_create_join_us", "" },
+	{ "fork+wait, small/stock", "ratio", "small_vs_stock", "fork_exit_wait_us", "" },
+	{ "off/base: getppid", "ratio", "check_off_vs_base", "getppid_ns", "" },
+	{ "off/base: read /dev/zero", "ratio", "check_off_vs_base", "read_dev_zero_ns", "" },
+	{ "off/base: pipe ping-pong", "ratio", "check_off_vs_base", "pipe_pingpong_us", "" },
+	{ "off/base: file cycle", "ratio", "check_off_vs_base", "file_cycle_us", "" },
 	{ "check on/off: getppid", "ratio", "check_on_vs_off", "getppid_ns", "" },
 	{ "check on/off: read /dev/zero", "ratio", "check_on_vs_off", "read_dev_zero_ns", "" },
 	{ "check on/off: pipe ping-pong", "ratio", "check_on_vs_off", "pipe_pingpong_us", "" },
 	{ "check on/off: file cycle", "ratio", "check_on_vs_off", "file_cycle_us", "" },
-	{ "check on/off: fork+exit+wait", "ratio", "check_on_vs_off", "fork_exit_wait_us", "" },
-	{ "stack tracer/off: getppid", "ratio", "tracer_vs_off", "getppid_ns", "" },
-	{ "stack tracer/off: read /dev/zero", "ratio", "tracer_vs_off", "read_dev_zero_ns", "" },
-	{ "stack tracer/off: pipe ping-pong", "ratio", "tracer_vs_off", "pipe_pingpong_us", "" },
-	{ "stack tracer/off: file cycle", "ratio", "tracer_vs_off", "file_cycle_us", "" },
+	{ "check on/off: fork+wait", "ratio", "check_on_vs_off", "fork_exit_wait_us", "" },
+	{ "tracer/off: getppid", "ratio", "tracer_vs_off", "getppid_ns", "" },
+	{ "tracer/off: read /dev/zero", "ratio", "tracer_vs_off", "read_dev_zero_ns", "" },
+	{ "tracer/off: pipe ping-pong", "ratio", "tracer_vs_off", "pipe_pingpong_us", "" },
+	{ "tracer/off: file cycle", "ratio", "tracer_vs_off", "file_cycle_us", "" },
 };
 
 /*
  * Plain text for a cover letter (72 columns for two arches): a row per
  * brief_rows entry the summary has, a column per arch, "median
- * (min-max)"; ratios with two decimals, bytes whole.
+ * (min-max)"; ratios with two decimals, counts and bytes whole.
  */
 /* Print a line built with line_add, without its trailing blanks */
 static void line_end(char *line, size_t *len)
@@ -1065,44 +1065,72 @@ static void line_add(char *line, size_t *len, size_t cap, const char *fmt, ...)
 		*len = *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
 }
 
+/*
+ * The metric a brief row names: itself, or for NAME* the last metric of
+ * the summary that starts with NAME (the largest count: _5000 of a full
+ * run, _100 of a quick one); NULL when there is none.
+ */
+static const char *brief_metric(const struct summary *s, const char *want)
+{
+	size_t len = strlen(want);
+	const char *found = NULL;
+
+	if (want[len - 1] != '*')
+		return want;
+	for (size_t i = 0; i < s->n; i++)
+		if (!strncmp(s->v[i].metric, want, len - 1))
+			found = s->v[i].metric;
+	return found;
+}
+
 static int cmd_brief(const char *path)
 {
 	struct summary s = read_summary(path);
 	size_t shown = 0, len = 0;
 	char line[1024] = "";
 
-	line_add(line, &len, sizeof(line), "  %-33s", "");
+	line_add(line, &len, sizeof(line), "  %-30s", "");
 	for (size_t a = 0; a < s.arches.n; a++)
-		line_add(line, &len, sizeof(line), " %-18s", s.arches.v[a]);
+		line_add(line, &len, sizeof(line), " %-19s", s.arches.v[a]);
 	line_end(line, &len);
 	for (size_t k = 0; k < sizeof(brief_rows) / sizeof(brief_rows[0]); k++) {
 		const struct brief_row *b = &brief_rows[k];
+		const char *metric = brief_metric(&s, b->metric);
+		char label[96];
 		bool any = false;
 
-		for (size_t a = 0; a < s.arches.n; a++)
-			any |= !!find_srow(&s, b->kind, s.arches.v[a], b->name, b->metric);
+		for (size_t a = 0; metric && a < s.arches.n; a++)
+			any |= !!find_srow(&s, b->kind, s.arches.v[a], b->name, metric);
 		if (!any)
 			continue;
-		line_add(line, &len, sizeof(line), "  %-33s", b->label);
+		/* a row by prefix names its count: "(5000)", "(256mib)" */
+		if (metric != b->metric)
+			snprintf(label, sizeof(label), "%s (%s)", b->label,
+				 metric + strlen(b->metric) - 1);
+		else
+			snprintf(label, sizeof(label), "%s", b->label);
+		line_add(line, &len, sizeof(line), "  %-30s", label);
 		for (size_t a = 0; a < s.arches.n; a++) {
-			const struct srow *r = find_srow(&s, b->kind, s.arches.v[a], b->name, b->metric);
+			const struct srow *r = find_srow(&s, b->kind, s.arches.v[a], b->name, metric);
 			char cell[64];
 			double med, min, max;
 
 			if (!r) {
-				line_add(line, &len, sizeof(line), " %-18s", "-");
+				line_add(line, &len, sizeof(line), " %-19s", "-");
 				continue;
 			}
 			parse_number(r->median, &med);
 			parse_number(r->min, &min);
 			parse_number(r->max, &max);
-			if (!strcmp(b->kind, "ratio"))
+			if (!strcmp(b->kind, "ratio") && min == max)
+				snprintf(cell, sizeof(cell), "%.2f", med);
+			else if (!strcmp(b->kind, "ratio"))
 				snprintf(cell, sizeof(cell), "%.2f (%.2f-%.2f)", med, min, max);
 			else if (min == max)
 				snprintf(cell, sizeof(cell), "%.0f%s", med, b->unit);
 			else
 				snprintf(cell, sizeof(cell), "%.0f%s (%.0f-%.0f)", med, b->unit, min, max);
-			line_add(line, &len, sizeof(line), " %-18s", cell);
+			line_add(line, &len, sizeof(line), " %-19s", cell);
 		}
 		line_end(line, &len);
 		shown++;
