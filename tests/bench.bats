@@ -80,3 +80,11 @@ setup() {
 	[[ "$output" == *"QUICK=yes: give QUICK=1"* ]]
 	[ ! -e "$WORK/results" ]
 }
+
+@test "make bench: CONFIGS= is refused, not ignored: it benches each arch's stock and main config" {
+	export WORK=$BATS_TEST_TMPDIR/work
+	CONFIGS=x86_64-distro run "$TOOLS/bench"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"make bench takes no CONFIGS=x86_64-distro"*"ARCHES= selects the arches"* ]]
+	[ ! -e "$WORK/results" ]
+}

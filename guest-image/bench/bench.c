@@ -507,25 +507,6 @@ static void clock_check(void)
 
 #define WARNINGS "/sys/kernel/debug/stack_check/warnings"
 
-/* The number after "@key: " in a debugfs file, or -1 */
-static long file_field(const char *path, const char *key)
-{
-	char line[256];
-	size_t len = strlen(key);
-	long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':') {
-			v = atol(line + len + 1);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 /*
  * One sample line per figure: the deepest chain per stack type the check
  * has kept so far, and the warnings it printed and dropped, at @t seconds
