@@ -5,7 +5,7 @@
 
 .DEFAULT_GOAL := help
 .PHONY: help deps import worktree am export status build bisect-build image boot \
-	bisect-boot bisect bench report clean-results test shellcheck review send trailers
+	bisect-boot bisect bench report stack-depth clean-results test shellcheck review send trailers
 
 help: ## list the targets
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / { printf "  make %-12s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -48,6 +48,9 @@ bench: ## benchmarks in QEMU: base vs tip, stock vs small stack, check off/on/st
 
 report: ## the last bench and bisect-boot as Markdown with plots (BENCH=<run>, BASELINE=<run>)
 	@tools/report
+
+stack-depth: ## static worst-case stack depth per config from gcc's call graphs (TIP=, STEP=, TOP=)
+	@tools/stack-depth
 
 bisect: ## git bisect run with build+boot+tests between the base (GOOD=) and tip (BAD=)
 	@tools/bisect

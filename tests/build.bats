@@ -148,20 +148,50 @@ EOF
 		boot_seconds tests_passed tests_failed kernel_trouble new_kernel_trouble boot_dir \
 		least_stack_bytes_left | sed 's/\t$//')
 	{
-		printf '%s\n' "$header"
-		printf '0\taaa\tbase: Import\tx86_64\tOK\tyes\t300.4\t2\t0\t2400000\t9000000\t0\t-\t/r/1\t\n'
-		printf '0\taaa\tbase: Import\ti386\tOK\tno\t240\t1\t0\t2000000\t8000000\t0\t-\t/r/2\t\n'
-		printf '1\tbbb\tx86/mm: halve\tx86_64\tOK\tno\t60\t3\t1\t2400100\t9000128\t128\t0/0/1\t/r/3\t\n'
-		printf '1\tbbb\tx86/mm: halve\ti386\tFAIL\tno\t12\t1\t0\t0\t0\t-\t0/0/1\t/r/4\tfork.c:3:1: error: boom\n'
+		printf '%s\tstack_growth\n' "$header"
+		printf '0\taaa\tbase: Import\tx86_64\tOK\tyes\t300.4\t2\t0\t2400000\t9000000\t0\t-\t/r/1\t\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n'
+		printf '0\taaa\tbase: Import\ti386\tOK\tno\t240\t1\t0\t2000000\t8000000\t0\t-\t/r/2\t\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n'
+		printf '1\tbbb\tx86/mm: halve\tx86_64\tOK\tno\t60\t3\t1\t2400100\t9000128\t128\t0/0/1\t/r/3\t\t-\t-\t-\t-\t-\t-\t-\t-\t-\tdo_fork +72\n'
+		printf '1\tbbb\tx86/mm: halve\ti386\tFAIL\tno\t12\t1\t0\t0\t0\t-\t0/0/1\t/r/4\tfork.c:3:1: error: boom\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n'
 	} >"$WORK/results.tsv"
 	run "$TOOLS/steps-table" "$WORK/results.tsv" "$WORK/results.md"
 	[ "$status" -eq 0 ]
-	[ "$(head -n 1 <<<"$output" | tr -s ' ')" = "| step | commit | subject | x86_64 | i386 | new warnings | checkpatch E/W/C | build s | text delta (bytes) |" ]
-	grep -qE '^\| 0 +\| aaa +\| base: Import +\| OK \(cached\) +\| OK +\| 0/0 +\| - +\| 300/240 +\| 0/0 +\|$' <<<"$output"
-	grep -qE '^\| 1 +\| bbb +\| x86/mm: halve +\| OK +\| FAIL +\| 1/0 +\| 0/0/1 +\| 60/12 +\| \+128/- +\|$' <<<"$output"
+	[ "$(head -n 1 <<<"$output" | tr -s ' ')" = "| step | commit | subject | x86_64 | i386 | new warnings | checkpatch E/W/C | build s | text delta (bytes) | frames grown (>64 B, new >=256 B) |" ]
+	grep -qE '^\| 0 +\| aaa +\| base: Import +\| OK \(cached\) +\| OK +\| 0/0 +\| - +\| 300/240 +\| 0/0 +\| - / - +\|$' <<<"$output"
+	grep -qE '^\| 1 +\| bbb +\| x86/mm: halve +\| OK +\| FAIL +\| 1/0 +\| 0/0/1 +\| 60/12 +\| \+128/- +\| do_fork \+72 / - +\|$' <<<"$output"
 	[[ "$output" == *"step 1 i386 bbb: build FAIL: fork.c:3:1: error: boom"* ]]
 	[[ "$output" == *"log: /r/4/build.log"* ]]
 	[ "$(cat "$WORK/results.md")" = "$output" ]
+}
+
+@test "stack frames per step: checkstack.pl's frames by name, and what grew from one step to the next" {
+	# a fake kernel source whose checkstack.pl prints what the real one does
+	mkdir -p "$WORK/src/scripts"
+	cat >"$WORK/src/scripts/checkstack.pl" <<'PL'
+#!/usr/bin/perl
+die "arch $ARGV[0], min $ARGV[1]\n" unless $ARGV[0] eq "x86_64" && $ARGV[1] eq "0";
+while (<STDIN>) {}
+print "0xffffffff81000010 big_frame [vmlinux]:\t\t\t512\n";
+print "0xffffffff81000020 helper.constprop.0 [vmlinux]:\t\t96\n";
+print "0xffffffff81000030 helper [vmlinux]:\t\t\t\t40\n";
+PL
+	printf 'int main(void) { return 0; }\n' >"$WORK/m.c"
+	gcc -o "$WORK/m" "$WORK/m.c"
+	run lib stack_frames "$WORK/m" "$WORK/src" x86_64
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(printf 'big_frame\t512\nhelper\t96')" ]
+	printf 'a\t100\nb\t50\nc\t300\nz\t10\n' >"$WORK/old.tsv"
+	printf 'a\t165\nb\t114\nc\t300\nd\t256\ne\t255\nf\t900\ng\t400\n' >"$WORK/new.tsv"
+	# a grew by 65, b by 64 (not more); d, f, g are new at 256 or more, e is not
+	run lib stack_growth "$WORK/old.tsv" "$WORK/new.tsv"
+	[ "$output" = "f new 900, g new 400, d new 256 (1 more)" ]
+	printf 'a\t165\nc\t300\n' >"$WORK/new.tsv"
+	run lib stack_growth "$WORK/old.tsv" "$WORK/new.tsv"
+	[ "$output" = "a +65" ]
+	run lib stack_growth "$WORK/old.tsv" "$WORK/old.tsv"
+	[ "$output" = none ]
+	run lib stack_growth "$WORK/missing.tsv" "$WORK/old.tsv"
+	[ "$output" = - ]
 }
 
 @test "the summary table of a boot run: boots, tests, kernel trouble, and the console of a bad boot" {

@@ -92,11 +92,42 @@ first_error_line() {
 # text_size VMLINUX: the text section size in bytes.
 text_size() { size "$1" | awk 'NR == 2 { print $1 }'; }
 
+# stack_frames VMLINUX SRC ARCH: each function's stack frame in VMLINUX as
+# the kernel's scripts/checkstack.pl reads it (what its entry subtracts
+# from the stack pointer), as "name<TAB>bytes" sorted by name, gcc's clone
+# suffixes (.constprop.0) stripped, the largest frame of each name.
+stack_frames() {
+	[ -f "$2/scripts/checkstack.pl" ] || return 0
+	objdump -d "$1" | perl "$2/scripts/checkstack.pl" "$3" 0 |
+		awk '{ name = $2; sub(/\..*/, "", name); size = $NF + 0
+			if (!(name in max) || size > max[name]) max[name] = size }
+			END { for (n in max) printf "%s\t%d\n", n, max[n] }' | LC_ALL=C sort
+}
+
+# stack_growth OLD NEW: the functions whose frame (stack_frames files) grew
+# by more than 64 bytes from OLD to NEW, or that are new with 256 bytes or
+# more, as scripts/stackdelta shows them: "name +delta" or "name new
+# bytes", largest first, at most 3 and how many more; "none", or "-" when
+# either file is missing (a build cached before frames were kept).
+stack_growth() {
+	if ! [ -f "$1" ] || ! [ -f "$2" ]; then
+		echo -
+		return 0
+	fi
+	LC_ALL=C join -t "$(printf '\t')" -a 2 -e '' -o 0,1.2,2.2 "$1" "$2" |
+		awk -F '\t' '($2 != "" && $3 - $2 > 64) { printf "%d\t%s +%d\n", $3 - $2, $1, $3 - $2 }
+			($2 == "" && $3 >= 256) { printf "%d\t%s new %d\n", $3, $1, $3 }' |
+		sort -t "$(printf '\t')" -k1,1nr -k2,2 | cut -f2 |
+		awk '{ if (NR <= 3) out = out (NR > 1 ? ", " : "") $0 }
+			END { if (NR > 3) out = out sprintf(" (%d more)", NR - 3); print (NR ? out : "none") }'
+}
+
 # build_step SRC O CONFIG RESULT_DIR: merge CONFIG and build SRC in O; write
 # the result into RESULT_DIR atomically (a half-written result is never
 # seen): result (key=value: status OK/FAIL, seconds, warnings, bzimage_bytes,
 # text_bytes, first_error), warnings.txt, config.log, build.log (the
-# config log when merging failed), config-check.txt, config, bzImage and
+# config log when merging failed), config-check.txt, config, bzImage,
+# stack-frames.tsv (each function's frame, stack_frames) and
 # module-kit.tar.gz (what building modules against this kernel needs).
 # Returns 0 once the result is written, whatever the kernel did (status=
 # says that); a failure that is not the kernel's (a copy, the disk, a tool)
@@ -157,6 +188,9 @@ build_step() {
 		cp "$o/$kernel_image" "$tmp/bzImage" ||
 			die "could not copy the kernel image $o/$kernel_image into $tmp (disk full?)" \
 				"Nothing was recorded; free some space and run again."
+		stack_frames "$o/vmlinux" "$src" "$kernel_arch" >"$tmp/stack-frames.tsv" ||
+			die "the build of $config passed, but reading its stack frames (objdump, scripts/checkstack.pl) failed" \
+				"Nothing was recorded; run again."
 		save_module_kit "$o" "$tmp/module-kit.tar.gz" ||
 			die "could not save what building modules against $o needs, into $tmp (disk full?)" \
 				"Nothing was recorded; free some space and run again."

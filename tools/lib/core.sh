@@ -130,11 +130,12 @@ sweep_temp() {
 C_TOOL_CFLAGS=(-O2 -Wall -Wextra -Werror)
 
 # ensure_c_tool NAME: build tools/src/NAME.c unless built already (keyed by
-# the source, the flags and the compiler) into WORK/bin; sets C_TOOL to it.
+# the source, the headers of tools/src/, the flags and the compiler) into
+# WORK/bin; sets C_TOOL to it.
 ensure_c_tool() {
 	local src=$KSTACK_ROOT/tools/src/$1.c key bin
 	key=$({
-		cat "$src"
+		cat "$src" "$KSTACK_ROOT"/tools/src/*.h
 		printf '%s\n' "${C_TOOL_CFLAGS[*]}"
 		gcc --version | sed -n 1p
 	} | sha256sum | cut -c1-16)

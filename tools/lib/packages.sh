@@ -9,7 +9,8 @@
 # shellcheck disable=SC2034 # used by tools/deps
 ALL_PACKAGES=(git xz-utils linux-source-6.1 gcc make flex bison bc libelf-dev
 	libssl-dev cpio ccache b4 qemu-system-x86 debootstrap e2fsprogs bats
-	shellcheck gcc-multilib libc6-dev perl python3-ply python3-git codespell git-email gnuplot-nox)
+	shellcheck gcc-multilib libc6-dev perl python3-ply python3-git codespell git-email gnuplot-nox
+	linux-config-6.1 binutils)
 
 missing_packages() {
 	local pkg status

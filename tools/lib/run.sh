@@ -10,7 +10,7 @@
 RECORD_FIELDS=(step commit tree subject config status cached seconds warnings new_warnings
 	bzimage_bytes text_bytes text_delta checkpatch result_dir first_error modules_dir
 	boot boot_cached boot_seconds tests_passed tests_failed kernel_trouble
-	new_kernel_trouble boot_dir least_stack_bytes_left boot_note)
+	new_kernel_trouble boot_dir least_stack_bytes_left boot_note stack_growth)
 declare -A REC=()
 
 # record_start: a new record, every field "-".
@@ -187,7 +187,7 @@ bisect_steps() {
 	export CCACHE_STATSLOG=$run_dir/ccache-stats.log
 	local total=$(((${#steps[@]} - from) * ${#selected[@]})) n=0 failed=0 start
 	start=$(now)
-	local -A prev_warnings prev_trouble base_text
+	local -A prev_warnings prev_trouble base_text prev_frames
 	local k commit subject short tree checkpatch config build_dir new
 	if [ "$from" -gt 0 ]; then
 		say "FROM=$FROM: steps $from to $((${#steps[@]} - 1)) of 0 to $((${#steps[@]} - 1))"
@@ -196,6 +196,7 @@ bisect_steps() {
 			[ -z "$build_dir" ] || base_text[$config]=$(result_field "$build_dir" text_bytes)
 			build_dir=$(cached_ok_build "${steps[$((from - 1))]}" "$config")
 			[ -z "$build_dir" ] || prev_warnings[$config]=$build_dir/warnings.txt
+			[ -z "$build_dir" ] || prev_frames[$config]=$build_dir/stack-frames.tsv
 		done
 	fi
 	for k in "${!steps[@]}"; do
@@ -228,6 +229,9 @@ bisect_steps() {
 			fi
 			REC[new_warnings]=$new
 			prev_warnings[$config]=$build_dir/warnings.txt
+			[ "$k" -eq 0 ] || [ "${REC[status]}" != OK ] ||
+				REC[stack_growth]=$(stack_growth "${prev_frames[$config]:-}" "$build_dir/stack-frames.tsv")
+			[ "${REC[status]}" != OK ] || prev_frames[$config]=$build_dir/stack-frames.tsv
 			[ "$k" -gt 0 ] || base_text[$config]=${REC[text_bytes]}
 			if [ "${REC[status]}" = OK ] && [ "${base_text[$config]:-0}" -gt 0 ]; then
 				REC[text_delta]=$((REC[text_bytes] - base_text[$config]))

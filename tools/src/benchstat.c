@@ -70,45 +70,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PROG "benchstat"
+#include "kstack_util.h"
+
 #define MAX_FIELDS 32
 
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
 
-	fprintf(stderr, "benchstat: error: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
 
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p)
-		fail("out of memory");
-	return p;
-}
 
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	if (!d)
-		fail("out of memory");
-	return d;
-}
-
-static FILE *open_input(const char *path)
-{
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		fail("cannot read %s: %s", path, strerror(errno));
-	return f;
-}
 
 /* Strip the serial console's \r and the line's end */
 static void chomp(char *s)

@@ -1,0 +1,1349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stackdepth: the worst-case stack depth of a built kernel, from the call
+ * graphs GCC writes with -fcallgraph-info=su (one VCG ".ci" file per
+ * translation unit: a node per function with its frame in bytes, static
+ * or dynamic, and an edge per direct call site; an indirect call is an
+ * edge to "__indirect_call").
+ *
+ *   stackdepth analyse --conf FILE... [--add KIND=BYTES]... [--stack-bytes N]
+ *		       [--indirect-bytes N] [--top N] [--md OUT] [--tsv OUT]
+ *		       [--paths OUT] LIST
+ *	LIST names one input per line: a ".ci" file, or an object ".o"
+ *	whose ".ci" must be beside it when it was built from C (its kbuild
+ *	".NAME.o.cmd" says "source_... := FILE.c"; objects built from
+ *	assembly have none). An object built from C without its ".ci" is an
+ *	error, not a hole in the graph: ccache restores an object without
+ *	one.
+ *
+ *	Per function: its frame, the worst-case depth from its entry down
+ *	(its frame plus the deepest callee's depth) and that path. Then, per
+ *	entry kind of the configuration, the deepest entries, and each depth
+ *	twice: over every path, and over the paths that stay out of the
+ *	reporting functions (printk, backtraces: the error-report paths),
+ *	with how much each reporting function adds to the deepest entry.
+ *
+ *	- A call to a function no input defines (assembly, or not built)
+ *	  counts 0 bytes below the call; they are counted.
+ *	- A recursion (a strongly connected part of the graph) is named and
+ *	  followed once round: a path visits each function at most once, so a
+ *	  recursion's further levels are not counted (each cycle's frames per
+ *	  round are listed). Within a cycle the longest simple path is
+ *	  searched exactly, up to a budget; past it the cycle's bound is the
+ *	  sum of its frames (said so in the summary).
+ *	- An indirect call adds --indirect-bytes (default 0) below the
+ *	  calling function, unless the configuration names its candidate
+ *	  targets ("indirect" lines): then it is an edge to each.
+ *	- A dynamic frame (alloca, VLA) counts its static part; it is
+ *	  flagged.
+ *	- A tail call is counted as a call (the caller's return address, 8
+ *	  or 4 bytes, is counted once too many).
+ *
+ *	The configuration (configs/stack-depth.conf and the arch's
+ *	configs/ARCH.stack-depth, each a --conf; --add KIND=BYTES adds to a
+ *	kind's base): "#" comments and lines of
+ *	  entry KIND BASE GLOB...	functions that start a stack, of
+ *					KIND, with BASE bytes already used
+ *					below them: numbers and names of
+ *					functions (their frames) joined by
+ *					"+", as "168+do_syscall_64"; the
+ *					kind "any" (every function, "*")
+ *					is left out of the reporting table
+ *	  report GLOB...		functions that mark a reporting path
+ *	  indirect CALLER_GLOB TARGET_GLOB...
+ *					candidate targets of CALLER's
+ *					indirect calls
+ *	A GLOB (fnmatch) is matched against the function's name without its
+ *	GCC clone suffix (".constprop.0", ".isra.0", ".part.0").
+ *
+ *	--md: a Markdown summary (the graph's size, what bounds the answer,
+ *	the deepest entries per kind against --stack-bytes, their paths, the
+ *	reporting functions, the cycles, the dynamic frames). --tsv: a row
+ *	per function ("name file frame dynamic depth depth_normal
+ *	indirect_sites cycle"). --paths: a row per entry listed in the
+ *	summary ("kind rank entry base depth depth_normal path_normal
+ *	path_all", paths as "f1>f2>..."). Without --md, the summary goes to
+ *	stdout.
+ *
+ * Exit status: 0 done, 2 bad usage, an input that cannot be read or is not
+ * a call graph, or an object without its ".ci" (what to do on stderr).
+ * Tested on hand-made inputs in tests/fixtures/stackdepth/
+ * (tests/stackdepth.bats).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG "stackdepth"
+#include "kstack_util.h"
+
+#define INDIRECT_TITLE "__indirect_call"
+#define CYCLE_BUDGET 2000000L	/* DFS steps per cycle before the bound */
+#define NO_NODE (-1)
+#define VIA_INDIRECT (-2)
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p)
+		fail("out of memory");
+	return p;
+}
+
+
+static char *xprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		fail("out of memory");
+	return s;
+}
+
+/* A growing array of ints */
+struct ivec {
+	int *v;
+	int n, cap;
+};
+
+static void ivec_push(struct ivec *a, int x)
+{
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 4;
+		a->v = xrealloc(a->v, a->cap * sizeof(*a->v));
+	}
+	a->v[a->n++] = x;
+}
+
+static bool ivec_has(const struct ivec *a, int x)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->v[i] == x)
+			return true;
+	return false;
+}
+
+/* String to int map (open addressing) */
+struct map {
+	char **key;
+	int *val;
+	size_t cap, n;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static int *map_slot(struct map *m, const char *key, bool add)
+{
+	size_t i;
+
+	if (add && 2 * (m->n + 1) > m->cap) {
+		struct map g = { 0 };
+
+		g.cap = m->cap ? 2 * m->cap : 1024;
+		g.key = xcalloc(g.cap, sizeof(*g.key));
+		g.val = xcalloc(g.cap, sizeof(*g.val));
+		for (size_t j = 0; j < m->cap; j++)
+			if (m->key[j])
+				*map_slot(&g, m->key[j], true) = m->val[j];
+		free(m->key);
+		free(m->val);
+		g.n = m->n;
+		*m = g;
+	}
+	if (!m->cap)
+		return NULL;
+	for (i = hash_str(key) & (m->cap - 1); m->key[i]; i = (i + 1) & (m->cap - 1))
+		if (!strcmp(m->key[i], key))
+			return &m->val[i];
+	if (!add)
+		return NULL;
+	m->key[i] = xstrdup(key);
+	m->n++;
+	m->val[i] = NO_NODE;
+	return &m->val[i];
+}
+
+/* A function defined by one of the inputs */
+struct fn {
+	char *name;		/* as in the source, clone suffix kept */
+	char *base;		/* without the clone suffix: what globs match */
+	char *file;		/* file:line of its definition */
+	int frame;
+	bool dynamic, bounded;
+	bool is_report;
+	int nindirect;		/* indirect call sites */
+	struct ivec succ;	/* direct callees, once each */
+	int scc;		/* its strongly connected part */
+	bool self_call;
+};
+
+struct scc {
+	struct ivec members;
+	bool cyclic;
+	bool bounded_by_sum;
+	long frames;		/* per round: the sum of its frames */
+};
+
+struct entry_kind {
+	char *kind;
+	char *base_terms;	/* "168+do_syscall_64": bytes and functions' frames */
+	char *missing;		/* terms no function of the graph matched */
+	int base;
+	struct ivec globs;	/* indexes into conf_globs */
+};
+
+struct indirect_rule {
+	char *caller;
+	struct ivec targets;	/* indexes into conf_globs */
+};
+
+static struct fn *fns;
+static int nfns, capfns;
+static struct map globals;	/* global name -> first node; more in dups */
+static struct ivec *dup_defs;	/* per node, other definitions of its name */
+static long n_units, n_direct_edges, n_indirect_sites, n_undefined_calls;
+static long n_dup_names;
+static struct map undefined;	/* names called but defined nowhere */
+
+static char **conf_globs;
+static int nconf_globs;
+static struct entry_kind *kinds;
+static int nkinds;
+static struct ivec report_globs;
+static struct indirect_rule *rules;
+static int nrules;
+
+static struct scc *sccs;
+static int nsccs;
+
+static char *base_name(const char *name)
+{
+	char *b = xstrdup(name), *dot = strchr(b, '.');
+
+	if (dot)
+		*dot = '\0';
+	return b;
+}
+
+/* dup_defs grows with fns; make sure it covers every node */
+static void grow_dups(void)
+{
+	static int have;
+
+	if (have < capfns) {
+		dup_defs = xrealloc(dup_defs, capfns * sizeof(*dup_defs));
+		memset(dup_defs + have, 0, (capfns - have) * sizeof(*dup_defs));
+		have = capfns;
+	}
+}
+
+static int new_fn(const char *name, const char *file, int frame, bool dynamic, bool bounded)
+{
+	struct fn *f;
+
+	if (nfns == capfns) {
+		capfns = capfns ? 2 * capfns : 1024;
+		fns = xrealloc(fns, capfns * sizeof(*fns));
+	}
+	f = &fns[nfns];
+	memset(f, 0, sizeof(*f));
+	f->name = xstrdup(name);
+	f->base = base_name(name);
+	f->file = xstrdup(file);
+	f->frame = frame;
+	f->dynamic = dynamic;
+	f->bounded = bounded;
+	nfns++;
+	grow_dups();
+	return nfns - 1;
+}
+
+/*
+ * One parsed .ci unit: its nodes by title (those it defines) and its
+ * edges by title, resolved once every unit is read.
+ */
+struct pending_edge {
+	int unit;
+	char *src, *dst;
+};
+
+static struct pending_edge *pend;
+static long npend, cappend;
+static struct map *unit_locals;	/* per unit: "file:name" title -> node */
+static int cap_units;
+
+/* The value of KEY: "..." in a VCG line, unescaped, or NULL */
+static char *vcg_field(const char *line, const char *key)
+{
+	char pat[32];
+	const char *p;
+	char *out, *w;
+
+	snprintf(pat, sizeof(pat), "%s: \"", key);
+	p = strstr(line, pat);
+	if (!p)
+		return NULL;
+	p += strlen(pat);
+	out = w = xcalloc(strlen(p) + 1, 1);
+	for (; *p && *p != '"'; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+			*w++ = *p == 'n' ? '\n' : *p;
+		} else {
+			*w++ = *p;
+		}
+	}
+	if (*p != '"') {
+		free(out);
+		return NULL;
+	}
+	*w = '\0';
+	return out;
+}
+
+static void read_ci(const char *path)
+{
+	FILE *f = open_input(path);
+	char *line = NULL;
+	size_t cap = 0;
+	int unit = (int)n_units, lineno = 0;
+	bool seen_graph = false, ended = false;
+
+	if (unit == cap_units) {
+		cap_units = cap_units ? 2 * cap_units : 256;
+		unit_locals = xrealloc(unit_locals, cap_units * sizeof(*unit_locals));
+	}
+	memset(&unit_locals[unit], 0, sizeof(unit_locals[unit]));
+	n_units++;
+	while (getline(&line, &cap, f) > 0) {
+		lineno++;
+		if (!strncmp(line, "graph:", 6)) {
+			seen_graph = true;
+		} else if (!strncmp(line, "node:", 5)) {
+			char *title = vcg_field(line, "title");
+			char *label = vcg_field(line, "label");
+			char *l1, *l2, *l3;
+			int frame = 0, id;
+
+			if (!title || !label || !seen_graph)
+				fail("%s:%d: not a call graph node line", path, lineno);
+			l1 = label;
+			l2 = strchr(l1, '\n');
+			l3 = l2 ? strchr(l2 + 1, '\n') : NULL;
+			if (l2)
+				*l2++ = '\0';
+			if (l3)
+				*l3++ = '\0';
+			/* An ellipse without a size: declared here, defined elsewhere */
+			if (l3 && strcmp(title, INDIRECT_TITLE)) {
+				char kind[32] = "";
+
+				if (sscanf(l3, "%d bytes (%31[a-z,])", &frame, kind) != 2 || frame < 0)
+					fail("%s:%d: cannot read the frame size \"%s\"", path, lineno, l3);
+				/* "file:name" titles are local to their unit */
+				id = new_fn(strchr(title, ':') ? strchr(title, ':') + 1 : title,
+					    l2 ? l2 : "", frame, strstr(kind, "dynamic") != NULL,
+					    strstr(kind, "bounded") != NULL);
+				if (strchr(title, ':')) {
+					*map_slot(&unit_locals[unit], title, true) = id;
+				} else {
+					int *slot = map_slot(&globals, title, true);
+
+					if (*slot == NO_NODE) {
+						*slot = id;
+					} else {
+						if (!dup_defs[*slot].n)
+							n_dup_names++;
+						ivec_push(&dup_defs[*slot], id);
+					}
+				}
+			}
+			free(title);
+			free(label);
+		} else if (!strncmp(line, "edge:", 5)) {
+			char *src = vcg_field(line, "sourcename");
+			char *dst = vcg_field(line, "targetname");
+
+			if (!src || !dst || !seen_graph)
+				fail("%s:%d: not a call graph edge line", path, lineno);
+			if (npend == cappend) {
+				cappend = cappend ? 2 * cappend : 4096;
+				pend = xrealloc(pend, cappend * sizeof(*pend));
+			}
+			pend[npend++] = (struct pending_edge){ unit, src, dst };
+		} else if (line[0] == '}') {
+			ended = true;
+		} else if (line[0] != '\n') {
+			fail("%s:%d: not a call graph line (a .ci file of gcc -fcallgraph-info=su?)",
+			     path, lineno);
+		}
+	}
+	free(line);
+	fclose(f);
+	if (!seen_graph || !ended)
+		fail("%s: not a whole call graph (no \"graph:\" line or no closing \"}\")", path);
+}
+
+static void add_edge(int from, int to)
+{
+	if (!ivec_has(&fns[from].succ, to))
+		ivec_push(&fns[from].succ, to);
+}
+
+/* Every definition a title names, from UNIT */
+static void resolve(int unit, const char *title, struct ivec *out)
+{
+	int *slot;
+
+	out->n = 0;
+	if (strchr(title, ':')) {
+		slot = map_slot(&unit_locals[unit], title, false);
+		if (slot)
+			ivec_push(out, *slot);
+		return;
+	}
+	slot = map_slot(&globals, title, false);
+	if (!slot)
+		return;
+	ivec_push(out, *slot);
+	for (int i = 0; i < dup_defs[*slot].n; i++)
+		ivec_push(out, dup_defs[*slot].v[i]);
+}
+
+static void link_edges(void)
+{
+	struct ivec from = { 0 }, to = { 0 };
+
+	for (long i = 0; i < npend; i++) {
+		struct pending_edge *e = &pend[i];
+
+		resolve(e->unit, e->src, &from);
+		if (!from.n)
+			fail("unit %d: an edge from \"%s\", which it does not define", e->unit, e->src);
+		if (!strcmp(e->dst, INDIRECT_TITLE)) {
+			fns[from.v[0]].nindirect++;
+			n_indirect_sites++;
+			continue;
+		}
+		resolve(e->unit, e->dst, &to);
+		if (!to.n) {
+			n_undefined_calls++;
+			map_slot(&undefined, e->dst, true);
+			continue;
+		}
+		for (int j = 0; j < to.n; j++) {
+			if (to.v[j] == from.v[0])
+				fns[from.v[0]].self_call = true;
+			if (!ivec_has(&fns[from.v[0]].succ, to.v[j]))
+				n_direct_edges++;
+			add_edge(from.v[0], to.v[j]);
+		}
+	}
+	free(from.v);
+	free(to.v);
+}
+
+/* ---- configuration ---- */
+
+static int add_glob(const char *g)
+{
+	conf_globs = xrealloc(conf_globs, (nconf_globs + 1) * sizeof(*conf_globs));
+	conf_globs[nconf_globs] = xstrdup(g);
+	return nconf_globs++;
+}
+
+static bool glob_match(int g, const struct fn *f)
+{
+	return !fnmatch(conf_globs[g], f->base, 0);
+}
+
+static bool any_match(const struct ivec *globs, const struct fn *f)
+{
+	for (int i = 0; i < globs->n; i++)
+		if (glob_match(globs->v[i], f))
+			return true;
+	return false;
+}
+
+static void read_conf(const char *path)
+{
+	FILE *f = open_input(path);
+	char *line = NULL;
+	size_t cap = 0;
+	int lineno = 0;
+
+	while (getline(&line, &cap, f) > 0) {
+		char *tok[256], *save = NULL, *t;
+		int n = 0;
+
+		lineno++;
+		if (strchr(line, '#'))
+			*strchr(line, '#') = '\0';
+		for (t = strtok_r(line, " \t\n", &save); t && n < 256; t = strtok_r(NULL, " \t\n", &save))
+			tok[n++] = t;
+		if (!n)
+			continue;
+		if (!strcmp(tok[0], "entry")) {
+			struct entry_kind *k;
+			if (n < 4)
+				fail("%s:%d: \"entry KIND BASE GLOB...\" expected", path, lineno);
+			for (char *c = tok[2]; *c; c++)
+				if (*c == '+' && (c == tok[2] || c[1] == '+' || !c[1]))
+					fail("%s:%d: BASE \"%s\": bytes and function names joined by +",
+					     path, lineno, tok[2]);
+			kinds = xrealloc(kinds, (nkinds + 1) * sizeof(*kinds));
+			k = &kinds[nkinds++];
+			memset(k, 0, sizeof(*k));
+			k->kind = xstrdup(tok[1]);
+			k->base_terms = xstrdup(tok[2]);
+			for (int i = 3; i < n; i++)
+				ivec_push(&k->globs, add_glob(tok[i]));
+		} else if (!strcmp(tok[0], "report")) {
+			if (n < 2)
+				fail("%s:%d: \"report GLOB...\" expected", path, lineno);
+			for (int i = 1; i < n; i++)
+				ivec_push(&report_globs, add_glob(tok[i]));
+		} else if (!strcmp(tok[0], "indirect")) {
+			struct indirect_rule *r;
+
+			if (n < 3)
+				fail("%s:%d: \"indirect CALLER_GLOB TARGET_GLOB...\" expected", path, lineno);
+			rules = xrealloc(rules, (nrules + 1) * sizeof(*rules));
+			r = &rules[nrules++];
+			memset(r, 0, sizeof(*r));
+			r->caller = xstrdup(tok[1]);
+			for (int i = 2; i < n; i++)
+				ivec_push(&r->targets, add_glob(tok[i]));
+		} else {
+			fail("%s:%d: unknown directive \"%s\" (entry, report or indirect)", path, lineno, tok[0]);
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/* Apply the configuration: bases, reporting functions, resolved indirect calls */
+static long n_resolved_sites;
+
+static void resolve_bases(void)
+{
+	for (int k = 0; k < nkinds; k++) {
+		char *terms = xstrdup(kinds[k].base_terms), *save = NULL;
+		long base = 0;
+
+		for (char *t = strtok_r(terms, "+", &save); t; t = strtok_r(NULL, "+", &save)) {
+			char *end;
+			long v = strtol(t, &end, 10);
+			int frame = -1;
+
+			if (!*end && end != t) {
+				base += v;
+				continue;
+			}
+			for (int i = 0; i < nfns; i++)
+				if (!strcmp(fns[i].base, t) && fns[i].frame > frame)
+					frame = fns[i].frame;
+			if (frame >= 0) {
+				base += frame;
+				continue;
+			}
+			kinds[k].missing = kinds[k].missing ? xprintf("%s, %s", kinds[k].missing, t)
+							    : xstrdup(t);
+		}
+		kinds[k].base = (int)base;
+		free(terms);
+	}
+}
+
+static void apply_conf(void)
+{
+	resolve_bases();
+	for (int i = 0; i < nfns; i++)
+		fns[i].is_report = any_match(&report_globs, &fns[i]);
+	for (int r = 0; r < nrules; r++) {
+		for (int i = 0; i < nfns; i++) {
+			if (!fns[i].nindirect || fnmatch(rules[r].caller, fns[i].base, 0))
+				continue;
+			for (int j = 0; j < nfns; j++)
+				if (j != i && any_match(&rules[r].targets, &fns[j]))
+					add_edge(i, j);
+			n_resolved_sites += fns[i].nindirect;
+			fns[i].nindirect = 0;
+		}
+	}
+}
+
+/* ---- strongly connected parts (Tarjan, iterative) ---- */
+
+static void find_sccs(void)
+{
+	int *index = xcalloc(nfns, sizeof(int)), *low = xcalloc(nfns, sizeof(int));
+	bool *on = xcalloc(nfns, sizeof(bool));
+	int *stack = xcalloc(nfns, sizeof(int)), sp = 0;
+	int *cs_node = xcalloc(nfns, sizeof(int)), *cs_edge = xcalloc(nfns, sizeof(int));
+	int next = 1;
+
+	for (int root = 0; root < nfns; root++) {
+		int csp = 0;
+
+		if (index[root])
+			continue;
+		cs_node[csp] = root;
+		cs_edge[csp++] = 0;
+		index[root] = low[root] = next++;
+		stack[sp++] = root;
+		on[root] = true;
+		while (csp) {
+			int v = cs_node[csp - 1];
+
+			if (cs_edge[csp - 1] < fns[v].succ.n) {
+				int w = fns[v].succ.v[cs_edge[csp - 1]++];
+
+				if (!index[w]) {
+					index[w] = low[w] = next++;
+					stack[sp++] = w;
+					on[w] = true;
+					cs_node[csp] = w;
+					cs_edge[csp++] = 0;
+				} else if (on[w] && index[w] < low[v]) {
+					low[v] = index[w];
+				}
+				continue;
+			}
+			if (low[v] == index[v]) {
+				struct scc *s;
+				int w;
+
+				sccs = xrealloc(sccs, (nsccs + 1) * sizeof(*sccs));
+				s = &sccs[nsccs];
+				memset(s, 0, sizeof(*s));
+				do {
+					w = stack[--sp];
+					on[w] = false;
+					fns[w].scc = nsccs;
+					ivec_push(&s->members, w);
+					s->frames += fns[w].frame;
+				} while (w != v);
+				s->cyclic = s->members.n > 1 || fns[v].self_call;
+				nsccs++;
+			}
+			csp--;
+			if (csp) {
+				int u = cs_node[csp - 1];
+
+				if (low[v] < low[u])
+					low[u] = low[v];
+			}
+		}
+	}
+	free(index);
+	free(low);
+	free(on);
+	free(stack);
+	free(cs_node);
+	free(cs_edge);
+}
+
+/* ---- depths ---- */
+
+/*
+ * One evaluation of the graph: the depth of every function, with the
+ * functions "excluded" (reporting ones) cut off, and how each got it:
+ * for a function outside a cycle, the callee below it (or VIA_INDIRECT, or
+ * NO_NODE); for one in a cycle, its path through the cycle and the callee
+ * that path leaves it for.
+ */
+struct eval {
+	long *depth;
+	int *next;
+	struct ivec *cycle_path;	/* members after this one, in order */
+	int indirect_bytes;
+	const bool *excluded;
+};
+
+static long exit_depth(const struct eval *e, int v, int *via)
+{
+	long best = fns[v].nindirect ? e->indirect_bytes : 0;
+
+	*via = fns[v].nindirect && e->indirect_bytes ? VIA_INDIRECT : NO_NODE;
+	for (int i = 0; i < fns[v].succ.n; i++) {
+		int w = fns[v].succ.v[i];
+
+		if (fns[w].scc == fns[v].scc || (e->excluded && e->excluded[w]))
+			continue;
+		if (e->depth[w] > best || (*via == NO_NODE && e->depth[w] == best && best > 0)) {
+			best = e->depth[w];
+			*via = w;
+		}
+	}
+	return best;
+}
+
+/* Exact longest simple path within a cycle, from START; false over budget */
+struct cycle_search {
+	const struct eval *e;
+	int scc;
+	bool *on_path;
+	int *path, len;
+	int *best_path, best_len;
+	long best, steps;
+	int best_exit;
+};
+
+static bool cycle_dfs(struct cycle_search *cs, int v, long sum)
+{
+	int via;
+	long here;
+
+	if (++cs->steps > CYCLE_BUDGET)
+		return false;
+	sum += fns[v].frame;
+	cs->path[cs->len++] = v;
+	cs->on_path[v] = true;
+	here = sum + exit_depth(cs->e, v, &via);
+	if (here > cs->best) {
+		cs->best = here;
+		cs->best_len = cs->len;
+		memcpy(cs->best_path, cs->path, cs->len * sizeof(int));
+		cs->best_exit = via;
+	}
+	for (int i = 0; i < fns[v].succ.n; i++) {
+		int w = fns[v].succ.v[i];
+
+		if (fns[w].scc != cs->scc || cs->on_path[w] ||
+		    (cs->e->excluded && cs->e->excluded[w]))
+			continue;
+		if (!cycle_dfs(cs, w, sum))
+			return false;
+	}
+	cs->on_path[v] = false;
+	cs->len--;
+	return true;
+}
+
+static void evaluate(struct eval *e, int indirect_bytes, const bool *excluded)
+{
+	e->depth = xcalloc(nfns, sizeof(long));
+	e->next = xcalloc(nfns, sizeof(int));
+	e->cycle_path = xcalloc(nfns, sizeof(struct ivec));
+	e->indirect_bytes = indirect_bytes;
+	e->excluded = excluded;
+	/* Tarjan numbers the parts callees first */
+	for (int s = 0; s < nsccs; s++) {
+		struct scc *p = &sccs[s];
+
+		if (!p->cyclic) {
+			int v = p->members.v[0], via;
+
+			if (excluded && excluded[v])
+				continue;
+			e->depth[v] = fns[v].frame + exit_depth(e, v, &via);
+			e->next[v] = via;
+			continue;
+		}
+		for (int m = 0; m < p->members.n; m++) {
+			int v = p->members.v[m];
+			struct cycle_search cs = { .e = e, .scc = s };
+
+			if (excluded && excluded[v])
+				continue;
+			cs.on_path = xcalloc(nfns, sizeof(bool));
+			cs.path = xcalloc(p->members.n, sizeof(int));
+			cs.best_path = xcalloc(p->members.n, sizeof(int));
+			cs.best = -1;
+			if (cycle_dfs(&cs, v, 0)) {
+				e->depth[v] = cs.best;
+				e->next[v] = cs.best_exit;
+				for (int i = 1; i < cs.best_len; i++)
+					ivec_push(&e->cycle_path[v], cs.best_path[i]);
+			} else {
+				/* Over budget: every frame of the cycle once, then its deepest exit */
+				long out = 0;
+				int via, best_via = NO_NODE;
+
+				for (int i = 0; i < p->members.n; i++) {
+					long d = exit_depth(e, p->members.v[i], &via);
+
+					if (d > out) {
+						out = d;
+						best_via = via;
+					}
+				}
+				p->bounded_by_sum = true;
+				e->depth[v] = p->frames + out;
+				e->next[v] = best_via;
+			}
+			free(cs.on_path);
+			free(cs.path);
+			free(cs.best_path);
+		}
+	}
+}
+
+static void free_eval(struct eval *e)
+{
+	for (int i = 0; i < nfns; i++)
+		free(e->cycle_path[i].v);
+	free(e->cycle_path);
+	free(e->depth);
+	free(e->next);
+}
+
+/* The path from V, as "f1>f2>..." or, with FRAMES, one "frame name" per line */
+static char *path_string(const struct eval *e, int v, bool frames, int *n_indirect,
+			 bool *dynamic)
+{
+	size_t cap = 256, len = 0;
+	char *s = xcalloc(cap, 1);
+	int guard = 0;
+
+	*n_indirect = 0;
+	*dynamic = false;
+	while (v >= 0 && guard++ < nfns) {
+		struct ivec *cp = &e->cycle_path[v];
+		int seq[1 + cp->n], nseq = 0, last;
+
+		seq[nseq++] = v;
+		for (int i = 0; i < cp->n; i++)
+			seq[nseq++] = cp->v[i];
+		for (int i = 0; i < nseq; i++) {
+			struct fn *f = &fns[seq[i]];
+			char *item;
+
+			if (f->dynamic)
+				*dynamic = true;
+			*n_indirect += f->nindirect;
+			if (frames)
+				item = xprintf("%6d  %s%s%s  %s\n", f->frame, f->name,
+					       f->dynamic ? " (dynamic frame)" : "",
+					       sccs[f->scc].cyclic ? " (in a cycle)" : "", f->file);
+			else
+				item = xprintf("%s%s", len ? ">" : "", f->name);
+			if (len + strlen(item) + 1 > cap) {
+				cap = 2 * (len + strlen(item) + 1);
+				s = xrealloc(s, cap);
+			}
+			strcpy(s + len, item);
+			len += strlen(item);
+			free(item);
+		}
+		last = seq[nseq - 1];
+		v = e->next[v];
+		if (v == VIA_INDIRECT) {
+			char *item = frames ? xprintf("%6d  (an indirect call of %s, assumed)\n",
+						      e->indirect_bytes, fns[last].name)
+					    : xstrdup(">(indirect)");
+
+			if (len + strlen(item) + 1 > cap) {
+				cap = 2 * (len + strlen(item) + 1);
+				s = xrealloc(s, cap);
+			}
+			strcpy(s + len, item);
+			len += strlen(item);
+			free(item);
+			break;
+		}
+	}
+	return s;
+}
+
+/* ---- output ---- */
+
+struct opts {
+	const char *md, *tsv, *paths, *list;
+	int nconf;
+	long stack_bytes, indirect_bytes, top;
+};
+
+static const long *sort_depths;
+
+/* Deepest first by sort_depths, then by name */
+static int cmp_sort(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (sort_depths[x] != sort_depths[y])
+		return sort_depths[x] < sort_depths[y] ? 1 : -1;
+	return strcmp(fns[x].name, fns[y].name);
+}
+
+static char *pct(long bytes, long stack)
+{
+	if (stack <= 0)
+		return xstrdup("-");
+	return xprintf("%ld%%", (bytes * 100 + stack / 2) / stack);
+}
+
+/* The functions of entry kind K, deepest (by the normal depth) first */
+static int *kind_entries(int k, const long *depth, int *n)
+{
+	int *v = xcalloc(nfns, sizeof(int));
+
+	*n = 0;
+	for (int i = 0; i < nfns; i++)
+		if (any_match(&kinds[k].globs, &fns[i]))
+			v[(*n)++] = i;
+	sort_depths = depth;
+	qsort(v, *n, sizeof(int), cmp_sort);
+	return v;
+}
+
+/* The deepest entry of a kind that starts a stack (not the kind "any") */
+static long max_entry_depth(const struct eval *e, int *which_kind, int *which_fn)
+{
+	long best = -1;
+
+	for (int k = 0; k < nkinds; k++) {
+		if (!strcmp(kinds[k].kind, "any"))
+			continue;
+		for (int i = 0; i < nfns; i++) {
+			if (!any_match(&kinds[k].globs, &fns[i]) || (e->excluded && e->excluded[i]))
+				continue;
+			if (kinds[k].base + e->depth[i] > best) {
+				best = kinds[k].base + e->depth[i];
+				*which_kind = k;
+				*which_fn = i;
+			}
+		}
+	}
+	return best;
+}
+
+static void write_summary(FILE *o, const struct opts *op, const struct eval *all,
+			  const struct eval *normal, const bool *excluded)
+{
+	long n_cycle_fns = 0, n_cycles = 0, n_dynamic = 0, n_bounded = 0;
+	int nrep = 0, bk = 0, bf = 0;
+	long worst_normal;
+
+	for (int s = 0; s < nsccs; s++)
+		if (sccs[s].cyclic) {
+			n_cycles++;
+			n_cycle_fns += sccs[s].members.n;
+			n_bounded += sccs[s].bounded_by_sum;
+		}
+	for (int i = 0; i < nfns; i++) {
+		n_dynamic += fns[i].dynamic;
+		nrep += fns[i].is_report;
+	}
+	fprintf(o, "# Static stack depth\n\n");
+	fprintf(o, "From gcc `-fcallgraph-info=su`: %ld units, %d functions, %ld direct call edges, "
+		   "%ld indirect call sites (%ld more resolved by the configuration's candidate "
+		   "targets), %ld functions in %ld cycles, %ld dynamic frames, %ld calls to "
+		   "%zu functions no unit defines (assembly, or not built: 0 bytes below them)",
+		n_units, nfns, n_direct_edges, n_indirect_sites - n_resolved_sites,
+		n_resolved_sites, n_cycle_fns, n_cycles, n_dynamic, n_undefined_calls, undefined.n);
+	if (n_dup_names)
+		fprintf(o, ", %ld names defined more than once (every definition followed)", n_dup_names);
+	fprintf(o, ".\n\n");
+	fprintf(o, "What bounds the answer:\n\n");
+	fprintf(o, "- depth below an unresolved indirect call assumes %ld bytes per indirect call;\n",
+		op->indirect_bytes);
+	fprintf(o, "- a recursion is followed once round (a path visits each function at most "
+		   "once): its further levels are not counted;%s\n",
+		n_bounded ? " cycles too large to search are bounded by the sum of their frames;" : "");
+	fprintf(o, "- a dynamic frame (alloca, VLA) counts its static part only;\n");
+	fprintf(o, "- calls from inline assembly (static calls, alternatives) are not in the graph, "
+		   "and a tail call counts the caller's return address once too many.\n\n");
+	if (op->stack_bytes > 0)
+		fprintf(o, "Shares are of a %ld-byte stack. ", op->stack_bytes);
+	fprintf(o, "\"All paths\" includes the %d reporting functions of the configuration "
+		   "(printk, backtraces: error reports); \"normal\" leaves them out. The base is "
+		   "what is on the stack below the entry (entry code, pt_regs).\n\n", nrep);
+
+	for (int k = 0; k < nkinds; k++) {
+		int n, *v = kind_entries(k, normal->depth, &n);
+		int shown = n < op->top ? n : (int)op->top;
+
+		fprintf(o, "## %s (%d functions, base %d bytes: %s)\n\n", kinds[k].kind, n,
+			kinds[k].base, kinds[k].base_terms);
+		if (kinds[k].missing)
+			fprintf(o, "Not in the graph, counted 0 in the base (inlined, or not "
+				   "built): %s.\n\n", kinds[k].missing);
+		if (!n) {
+			fprintf(o, "No function of this kind in the graph.\n\n");
+			free(v);
+			continue;
+		}
+		fprintf(o, "| # | entry | normal | share | all paths | share | "
+			   "indirect calls on the normal path |\n");
+		fprintf(o, "|---|---|---|---|---|---|---|\n");
+		for (int r = 0; r < shown; r++) {
+			int f = v[r], ni;
+			long dn = kinds[k].base + normal->depth[f], da = kinds[k].base + all->depth[f];
+			bool dyn;
+			char *p = path_string(normal, f, false, &ni, &dyn);
+			char *s1 = pct(dn, op->stack_bytes), *s2 = pct(da, op->stack_bytes);
+
+			fprintf(o, "| %d | `%s`%s | %ld | %s | %ld | %s | %d |\n", r + 1, fns[f].name,
+				dyn ? " (a dynamic frame below)" : "", dn, s1, da, s2, ni);
+			free(p);
+			free(s1);
+			free(s2);
+		}
+		fprintf(o, "\nThe deepest normal path (frame, function, definition):\n\n```\n");
+		{
+			int ni;
+			bool dyn;
+			char *p = path_string(normal, v[0], true, &ni, &dyn);
+
+			fprintf(o, "%6d  (base)\n%s```\n\n", kinds[k].base, p);
+			free(p);
+		}
+		{
+			int best = v[0], ni;
+			bool dyn;
+			char *p;
+
+			for (int i = 0; i < n; i++)
+				if (all->depth[v[i]] > all->depth[best])
+					best = v[i];
+			p = path_string(all, best, true, &ni, &dyn);
+			fprintf(o, "The deepest path of all (`%s`, through the reporting functions):\n\n"
+				   "```\n%6d  (base)\n%s```\n\n", fns[best].name, kinds[k].base, p);
+			free(p);
+		}
+		free(v);
+	}
+
+	worst_normal = max_entry_depth(normal, &bk, &bf);
+	fprintf(o, "## Reporting functions\n\n");
+	fprintf(o, "The deepest entry of any kind stays within %ld bytes (`%s`, %s) on the normal "
+		   "paths. What each reporting function adds to that when it is let in (with the "
+		   "reporting functions it calls), and its own depth:\n\n",
+		worst_normal, fns[bf].name, kinds[bk].kind);
+	fprintf(o, "| function | its depth | deepest entry with it | adds |\n|---|---|---|---|\n");
+	{
+		int *rep = xcalloc(nfns, sizeof(int)), nr = 0;
+		long *adds = xcalloc(nfns, sizeof(long));
+		int *via = xcalloc(nfns, sizeof(int));
+		bool *ex = xcalloc(nfns, sizeof(bool));
+		int *queue = xcalloc(nfns, sizeof(int));
+
+		for (int i = 0; i < nfns; i++) {
+			struct eval one;
+			int k2 = 0, f2 = 0, qh = 0, qt = 0;
+
+			if (!fns[i].is_report)
+				continue;
+			memcpy(ex, excluded, nfns * sizeof(bool));
+			ex[i] = false;
+			queue[qt++] = i;
+			while (qh < qt) {
+				int v = queue[qh++];
+
+				for (int j = 0; j < fns[v].succ.n; j++) {
+					int w = fns[v].succ.v[j];
+
+					if (ex[w]) {
+						ex[w] = false;
+						queue[qt++] = w;
+					}
+				}
+			}
+			evaluate(&one, (int)op->indirect_bytes, ex);
+			adds[i] = max_entry_depth(&one, &k2, &f2);
+			via[i] = f2;
+			free_eval(&one);
+			rep[nr++] = i;
+		}
+		sort_depths = adds;
+		qsort(rep, nr, sizeof(int), cmp_sort);
+		for (int r = 0; r < nr; r++)
+			fprintf(o, "| `%s` | %ld | %ld (`%s`) | %+ld |\n", fns[rep[r]].name,
+				all->depth[rep[r]], adds[rep[r]], fns[via[rep[r]]].name,
+				adds[rep[r]] - worst_normal);
+		if (!nr)
+			fprintf(o, "| (none in the graph) | | | |\n");
+		free(rep);
+		free(adds);
+		free(via);
+		free(ex);
+		free(queue);
+	}
+
+	fprintf(o, "\n## Cycles\n\n");
+	if (!n_cycles) {
+		fprintf(o, "None.\n");
+	} else {
+		fprintf(o, "| functions | frames per round | members |\n|---|---|---|\n");
+		for (int s = 0; s < nsccs; s++) {
+			if (!sccs[s].cyclic)
+				continue;
+			fprintf(o, "| %d | %ld%s | ", sccs[s].members.n, sccs[s].frames,
+				sccs[s].bounded_by_sum ? " (bounded by the sum)" : "");
+			for (int m = 0; m < sccs[s].members.n && m < 8; m++)
+				fprintf(o, "%s`%s`", m ? ", " : "", fns[sccs[s].members.v[m]].name);
+			fprintf(o, "%s |\n", sccs[s].members.n > 8 ? ", ..." : "");
+		}
+	}
+	fprintf(o, "\n## Dynamic frames\n\n");
+	if (!n_dynamic)
+		fprintf(o, "None.\n");
+	for (int i = 0; i < nfns; i++)
+		if (fns[i].dynamic)
+			fprintf(o, "- `%s` (%s): %d bytes static%s\n", fns[i].name, fns[i].file,
+				fns[i].frame, fns[i].bounded ? ", bounded" : "");
+}
+
+static void write_tsv(FILE *o, const struct eval *all, const struct eval *normal)
+{
+	fprintf(o, "name\tfile\tframe\tdynamic\tdepth\tdepth_normal\tindirect_sites\tcycle\n");
+	for (int i = 0; i < nfns; i++)
+		fprintf(o, "%s\t%s\t%d\t%d\t%ld\t%ld\t%d\t%d\n", fns[i].name, fns[i].file,
+			fns[i].frame, fns[i].dynamic, all->depth[i],
+			fns[i].is_report ? -1 : normal->depth[i], fns[i].nindirect,
+			sccs[fns[i].scc].cyclic ? fns[i].scc : -1);
+}
+
+static void write_paths(FILE *o, const struct opts *op, const struct eval *all,
+			const struct eval *normal)
+{
+	fprintf(o, "kind\trank\tentry\tbase\tdepth\tdepth_normal\tpath_normal\tpath_all\n");
+	for (int k = 0; k < nkinds; k++) {
+		int n, *v = kind_entries(k, normal->depth, &n);
+
+		for (int r = 0; r < n && r < op->top; r++) {
+			int f = v[r], ni;
+			bool dyn;
+			char *pn = path_string(normal, f, false, &ni, &dyn);
+			char *pa = path_string(all, f, false, &ni, &dyn);
+
+			fprintf(o, "%s\t%d\t%s\t%d\t%ld\t%ld\t%s\t%s\n", kinds[k].kind, r + 1,
+				fns[f].name, kinds[k].base, kinds[k].base + all->depth[f],
+				kinds[k].base + normal->depth[f], pn, pa);
+			free(pn);
+			free(pa);
+		}
+		free(v);
+	}
+}
+
+/* The .ci of one LIST line: itself, or the one beside an object from C */
+static char *input_ci(const char *item, long *n_asm)
+{
+	size_t len = strlen(item);
+	char *dir, *base, *cmd, *ci, *line = NULL, *src = NULL;
+	const char *slash;
+	size_t cap = 0;
+	FILE *f;
+
+	if (len > 3 && !strcmp(item + len - 3, ".ci"))
+		return xstrdup(item);
+	if (len < 3 || strcmp(item + len - 2, ".o"))
+		fail("%s: neither a .ci file nor an object (.o)", item);
+	slash = strrchr(item, '/');
+	dir = slash ? xprintf("%.*s", (int)(slash - item), item) : xstrdup(".");
+	base = xstrdup(slash ? slash + 1 : item);
+	cmd = xprintf("%s/.%s.cmd", dir, base);
+	f = fopen(cmd, "r");
+	if (!f)
+		fail("%s: no kbuild command file %s beside it: cannot tell what it was built from",
+		     item, cmd);
+	while (getline(&line, &cap, f) > 0) {
+		if (!strncmp(line, "source_", 7) && strstr(line, " := ")) {
+			src = xstrdup(strstr(line, " := ") + 4);
+			src[strcspn(src, "\n")] = '\0';
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	free(cmd);
+	if (!src || strlen(src) < 2 || strcmp(src + strlen(src) - 2, ".c")) {
+		/* assembly, or a link of other objects: no graph of its own */
+		(*n_asm)++;
+		free(src);
+		free(dir);
+		free(base);
+		return NULL;
+	}
+	ci = xprintf("%.*s.ci", (int)(len - 2), item);
+	f = fopen(ci, "r");
+	if (!f)
+		fail("%s was built from %s but has no %s beside it: build it without ccache "
+		     "(CCACHE_DISABLE=1) and with KCFLAGS=-fcallgraph-info=su (make stack-depth does)",
+		     item, src, ci);
+	fclose(f);
+	free(src);
+	free(dir);
+	free(base);
+	return ci;
+}
+
+static long parse_long(const char *opt, const char *s, long min)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < min)
+		fail("%s \"%s\": a whole number of at least %ld expected", opt, s, min);
+	return v;
+}
+
+static FILE *open_output(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		fail("cannot write %s: %s", path, strerror(errno));
+	return f;
+}
+
+static void close_output(FILE *f, const char *path)
+{
+	if (ferror(f) | fclose(f))
+		fail("writing %s failed", path);
+}
+
+struct add {
+	const char *kind, *bytes;
+};
+
+static struct add *adds;
+static int n_adds;
+
+static int analyse(int argc, char **argv)
+{
+	struct opts op = { .top = 10 };
+	struct eval all, normal;
+	bool *excluded;
+	FILE *list;
+	char *line = NULL;
+	size_t cap = 0;
+	long n_asm = 0, n_items = 0;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (i + 1 < argc && !strcmp(a, "--conf")) {
+			read_conf(argv[++i]);
+			op.nconf++;
+		} else if (i + 1 < argc && !strcmp(a, "--add")) {
+			char *eq = strchr(argv[++i], '=');
+
+			if (!eq || eq == argv[i])
+				fail("--add \"%s\": KIND=BYTES expected", argv[i]);
+			*eq = '\0';
+			parse_long("--add", eq + 1, 0);
+			n_adds++;
+			adds = xrealloc(adds, n_adds * sizeof(*adds));
+			adds[n_adds - 1] = (struct add){ argv[i], eq + 1 };
+		}
+		else if (i + 1 < argc && !strcmp(a, "--md"))
+			op.md = argv[++i];
+		else if (i + 1 < argc && !strcmp(a, "--tsv"))
+			op.tsv = argv[++i];
+		else if (i + 1 < argc && !strcmp(a, "--paths"))
+			op.paths = argv[++i];
+		else if (i + 1 < argc && !strcmp(a, "--stack-bytes"))
+			op.stack_bytes = parse_long(a, argv[++i], 1);
+		else if (i + 1 < argc && !strcmp(a, "--indirect-bytes"))
+			op.indirect_bytes = parse_long(a, argv[++i], 0);
+		else if (i + 1 < argc && !strcmp(a, "--top"))
+			op.top = parse_long(a, argv[++i], 1);
+		else if (a[0] == '-' && a[1])
+			fail("unknown option or option without its value: %s", a);
+		else if (op.list)
+			fail("one LIST expected, got %s and %s", op.list, a);
+		else
+			op.list = a;
+	}
+	if (!op.nconf || !op.list)
+		fail("usage: stackdepth analyse --conf FILE... [--add KIND=BYTES]... [--stack-bytes N] "
+		     "[--indirect-bytes N] [--top N] [--md OUT] [--tsv OUT] [--paths OUT] LIST");
+	if (!nkinds)
+		fail("no \"entry\" line in the configuration: which functions start a stack?");
+	for (int a = 0; a < n_adds; a++) {
+		int k;
+
+		for (k = 0; k < nkinds && strcmp(kinds[k].kind, adds[a].kind); k++)
+			;
+		if (k == nkinds)
+			fail("--add %s=%s: no entry kind %s in the configuration", adds[a].kind,
+			     adds[a].bytes, adds[a].kind);
+		kinds[k].base_terms = xprintf("%s+%s", kinds[k].base_terms, adds[a].bytes);
+	}
+	list = strcmp(op.list, "-") ? fopen(op.list, "r") : stdin;
+	if (!list)
+		fail("cannot read the list %s: %s", op.list, strerror(errno));
+	while (getline(&line, &cap, list) > 0) {
+		char *ci;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0])
+			continue;
+		n_items++;
+		ci = input_ci(line, &n_asm);
+		if (ci) {
+			read_ci(ci);
+			free(ci);
+		}
+	}
+	free(line);
+	if (list != stdin)
+		fclose(list);
+	if (!n_units)
+		fail("%s: no call graph among its %ld inputs", op.list, n_items);
+	grow_dups();
+	link_edges();
+	apply_conf();
+	find_sccs();
+	excluded = xcalloc(nfns, sizeof(bool));
+	for (int i = 0; i < nfns; i++)
+		excluded[i] = fns[i].is_report;
+	evaluate(&all, (int)op.indirect_bytes, NULL);
+	evaluate(&normal, (int)op.indirect_bytes, excluded);
+	{
+		FILE *o = op.md ? open_output(op.md) : stdout;
+
+		write_summary(o, &op, &all, &normal, excluded);
+		if (op.md)
+			close_output(o, op.md);
+	}
+	if (op.tsv) {
+		FILE *o = open_output(op.tsv);
+
+		write_tsv(o, &all, &normal);
+		close_output(o, op.tsv);
+	}
+	if (op.paths) {
+		FILE *o = open_output(op.paths);
+
+		write_paths(o, &op, &all, &normal);
+		close_output(o, op.paths);
+	}
+	fprintf(stderr, "stackdepth: %ld units (%ld objects without a graph of their own: "
+			"assembly or links), %d functions, %ld direct edges, %ld indirect call sites\n",
+		n_units, n_asm, nfns, n_direct_edges, n_indirect_sites);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "analyse"))
+		return analyse(argc - 2, argv + 2);
+	fail("usage: stackdepth analyse --conf FILE [options] LIST (see tools/src/stackdepth.c)");
+	return 2;
+}
