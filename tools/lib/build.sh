@@ -92,15 +92,21 @@ first_error_line() {
 # text_size VMLINUX: the text section size in bytes.
 text_size() { size "$1" | awk 'NR == 2 { print $1 }'; }
 
-# stack_frames VMLINUX SRC ARCH: each function's stack frame in VMLINUX as
-# the kernel's scripts/checkstack.pl reads it (what its entry subtracts
-# from the stack pointer), as "name<TAB>bytes" sorted by name, gcc's clone
-# suffixes (.constprop.0) stripped, the largest frame of each name.
+# stack_frames VMLINUX: each function's stack frame in VMLINUX, as the
+# largest single "sub $N,%rsp" (or %esp) in its code in objdump -d (its
+# prologue's; scripts/checkstack.pl instead sums every sub of a function,
+# on i386 the space for each call's arguments too), as "name<TAB>bytes"
+# sorted by name, gcc's clone suffixes (.constprop.0) stripped, the largest
+# frame of each name; functions without a sub are not listed.
 stack_frames() {
-	[ -f "$2/scripts/checkstack.pl" ] || return 0
-	objdump -d "$1" | perl "$2/scripts/checkstack.pl" "$3" 0 |
-		awk '{ name = $2; sub(/\..*/, "", name); size = $NF + 0
-			if (!(name in max) || size > max[name]) max[name] = size }
+	objdump -d --no-show-raw-insn "$1" |
+		awk '/^[0-9a-f]+ <[^>]+>:$/ { name = $2; gsub(/[<>:]/, "", name); sub(/\..*/, "", name); next }
+			/\tsub +\$0x[0-9a-f]+,%[er]sp$/ {
+				imm = $0; sub(/.*\$0x/, "", imm); sub(/,.*/, "", imm)
+				if (length(imm) > 6) next # a negative one: the stack given back
+				v = 0
+				for (i = 1; i <= length(imm); i++) v = v * 16 + index("0123456789abcdef", substr(imm, i, 1)) - 1
+				if (name != "" && v > max[name]) max[name] = v }
 			END { for (n in max) printf "%s\t%d\n", n, max[n] }' | LC_ALL=C sort
 }
 
@@ -127,7 +133,7 @@ stack_growth() {
 # seen): result (key=value: status OK/FAIL, seconds, warnings, bzimage_bytes,
 # text_bytes, first_error), warnings.txt, config.log, build.log (the
 # config log when merging failed), config-check.txt, config, bzImage,
-# stack-frames.tsv (each function's frame, stack_frames) and
+# entry-frames.tsv (each function's frame, stack_frames) and
 # module-kit.tar.gz (what building modules against this kernel needs).
 # Returns 0 once the result is written, whatever the kernel did (status=
 # says that); a failure that is not the kernel's (a copy, the disk, a tool)
@@ -188,8 +194,8 @@ build_step() {
 		cp "$o/$kernel_image" "$tmp/bzImage" ||
 			die "could not copy the kernel image $o/$kernel_image into $tmp (disk full?)" \
 				"Nothing was recorded; free some space and run again."
-		stack_frames "$o/vmlinux" "$src" "$kernel_arch" >"$tmp/stack-frames.tsv" ||
-			die "the build of $config passed, but reading its stack frames (objdump, scripts/checkstack.pl) failed" \
+		stack_frames "$o/vmlinux" >"$tmp/entry-frames.tsv" ||
+			die "the build of $config passed, but reading its stack frames (objdump -d) failed" \
 				"Nothing was recorded; run again."
 		save_module_kit "$o" "$tmp/module-kit.tar.gz" ||
 			die "could not save what building modules against $o needs, into $tmp (disk full?)" \

@@ -196,7 +196,7 @@ bisect_steps() {
 			[ -z "$build_dir" ] || base_text[$config]=$(result_field "$build_dir" text_bytes)
 			build_dir=$(cached_ok_build "${steps[$((from - 1))]}" "$config")
 			[ -z "$build_dir" ] || prev_warnings[$config]=$build_dir/warnings.txt
-			[ -z "$build_dir" ] || prev_frames[$config]=$build_dir/stack-frames.tsv
+			[ -z "$build_dir" ] || prev_frames[$config]=$build_dir/entry-frames.tsv
 		done
 	fi
 	for k in "${!steps[@]}"; do
@@ -230,8 +230,8 @@ bisect_steps() {
 			REC[new_warnings]=$new
 			prev_warnings[$config]=$build_dir/warnings.txt
 			[ "$k" -eq 0 ] || [ "${REC[status]}" != OK ] ||
-				REC[stack_growth]=$(stack_growth "${prev_frames[$config]:-}" "$build_dir/stack-frames.tsv")
-			[ "${REC[status]}" != OK ] || prev_frames[$config]=$build_dir/stack-frames.tsv
+				REC[stack_growth]=$(stack_growth "${prev_frames[$config]:-}" "$build_dir/entry-frames.tsv")
+			[ "${REC[status]}" != OK ] || prev_frames[$config]=$build_dir/entry-frames.tsv
 			[ "$k" -gt 0 ] || base_text[$config]=${REC[text_bytes]}
 			if [ "${REC[status]}" = OK ] && [ "${base_text[$config]:-0}" -gt 0 ]; then
 				REC[text_delta]=$((REC[text_bytes] - base_text[$config]))
