@@ -63,6 +63,13 @@ setup() {
 	run ! grep -q '^kstack-bench: metric getppid_ns' <<<"$out"
 	# on a host there is no stack check: no samples of it, and no made-up numbers
 	run ! grep -q -- ' -1' <<<"$out"
+	# the depth suite (its 8th kind of round) mounts, swaps and fills
+	# memory: never on a host, so it neither ran nor failed here
+	local rounds
+	rounds=$(sed -n 's/^kstack-bench: metric soak_rounds \([0-9]*\)\..*/\1/p' <<<"$out")
+	[ "$rounds" -ge 8 ]
+	run ! grep -q 'depth_suite' <<<"$out"
+	[ ! -e "$BATS_TEST_TMPDIR/kstack-depth-loop.img" ]
 }
 
 @test "make bench: a SOAK=, ROUNDS= or QUICK= that means nothing is refused before anything runs" {

@@ -503,6 +503,108 @@ static void clock_check(void)
 		      name);
 }
 
+/* --- depth: the paths that overflowed small stacks ----------------------- */
+
+#define SUITE_IMG "kstack-depth-loop.img"
+#define SUITE_MNT "/mnt/kstack-depth-loop"
+#define SUITE_SWAP "kstack-depth-swap"
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* A counter of /proc/vmstat ("pswpout 123" lines), or -1 */
+static long vmstat(const char *name)
+{
+	char key[64];
+	long v, found = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", key, &v) == 2)
+		if (!strcmp(key, name)) {
+			found = v;
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+static void depth_suite_cleanup(const char *dir)
+{
+	sh("swapoff %s/" SUITE_SWAP " 2>/dev/null; umount " SUITE_MNT " 2>/dev/null; "
+	   "rm -f %s/" SUITE_SWAP " %s/" SUITE_IMG "; rmdir " SUITE_MNT " 2>/dev/null",
+	   dir, dir, dir);
+}
+
+/*
+ * A workload of what overflowed small stacks before, for the depth
+ * figures (the check's chains, the stack tracer) and not timed: a
+ * stress-ng file-system and process mix, then writeback through ext4 on a
+ * loop device (on the root file system, on virtio-blk) while stress-ng
+ * holds more memory than is available, with a swap file on, so that the
+ * writer, the loop worker and reclaim meet. Its figures: its seconds and
+ * how much was swapped out (pswpout: the pressure was real when above 0). On a
+ * 4 KiB task stack the pressure part is left out, said in a note: the
+ * check stops it there (the memory-pressure boot of make bisect-boot), and
+ * a bench boot must end with figures.
+ */
+static void depth_suite(const char *dir)
+{
+	double t = now_s();
+	long avail_kb, out0, out1;
+	const char *size = getenv("kstack_thread_size");
+	int img_mb = quick ? 64 : 192, write_mb = quick ? 16 : 48, over_mb = quick ? 16 : 64;
+
+	/* it mounts, swaps and fills memory: only ever in a guest */
+	if (!getenv("kstack_bench"))
+		return;
+	if (sh("cd %s && stress-ng --timeout %ds --fork 2 --dir 1 --dentry 1 --hdd 1 --hdd-bytes 2M "
+	       "--quiet >/dev/null 2>&1", dir, quick ? 2 : 8))
+		error("depth_suite", "stress-ng's file-system and process mix failed in %s", dir);
+	if (size && atol(size) <= 4096) {
+		if (!quiet)
+			printf("kstack-bench: note depth_suite: no writeback under memory pressure on a %s-byte task stack: the stack check stops it there\n",
+			       size);
+		metric("pressure_suite_seconds", now_s() - t, "s");
+		return;
+	}
+	depth_suite_cleanup(dir);
+	if (sh("truncate -s %dM %s/" SUITE_IMG " && mkfs.ext4 -q -F %s/" SUITE_IMG " && "
+	       "mkdir -p " SUITE_MNT " && mount -o loop %s/" SUITE_IMG " " SUITE_MNT,
+	       img_mb, dir, dir, dir) ||
+	    sh("dd if=/dev/zero of=%s/" SUITE_SWAP " bs=1M count=128 status=none && "
+	       "chmod 600 %s/" SUITE_SWAP " && mkswap -q %s/" SUITE_SWAP " >/dev/null && "
+	       "swapon %s/" SUITE_SWAP, dir, dir, dir, dir)) {
+		error("depth_suite", "could not set up a loop file system and a swap file in %s", dir);
+		depth_suite_cleanup(dir);
+		return;
+	}
+	avail_kb = meminfo_kb("MemAvailable");
+	out0 = vmstat("pswpout");
+	if (sh("stress-ng --vm 1 --vm-bytes %ldk --vm-keep --timeout %ds --quiet >/dev/null 2>&1 & "
+	       "dd if=/dev/zero of=" SUITE_MNT "/data bs=1M count=%d conv=fsync status=none; "
+	       "sleep 1; wait",
+	       avail_kb + over_mb * 1024L, quick ? 4 : 15, write_mb))
+		error("depth_suite", "writing %d MiB through the loop file system under memory pressure failed",
+		      write_mb);
+	out1 = vmstat("pswpout");
+	depth_suite_cleanup(dir);
+	metric("pressure_suite_seconds", now_s() - t, "s");
+	if (out0 >= 0 && out1 >= out0)
+		metric("pressure_swapped_out_kb", (out1 - out0) * (sysconf(_SC_PAGESIZE) / 1024), "kB");
+	else
+		error("depth_suite", "no pswpout in /proc/vmstat: cannot tell whether it swapped");
+}
+
 /* --- soak: a varied workload for a while, depth over time ---------------- */
 
 #define WARNINGS "/sys/kernel/debug/stack_check/warnings"
@@ -545,7 +647,7 @@ static void touch_memory(int mib)
 /*
  * @seconds of the figures' code in turn, quietly, as a varied workload:
  * thread and process churn, system calls, pipes, file churn, memory
- * churn; a sample of the check's depths and warnings every @every
+ * churn, the depth suite; a sample of the check's depths and warnings every @every
  * seconds and at the end; then the figures of the whole soak.
  */
 static void soak(double seconds, double every, const char *dir)
@@ -557,7 +659,7 @@ static void soak(double seconds, double every, const char *dir)
 	quiet = 1;
 	soak_sample(0);
 	while ((t = now_s() - t0) < seconds && errors == errs) {
-		switch (rounds++ % 7) {
+		switch (rounds++ % 8) {
 		case 0: kernel_stack_per_thread(200); break;
 		case 1: pthread_create_join(200); break;
 		case 2: fork_exit_wait(50); break;
@@ -565,6 +667,7 @@ static void soak(double seconds, double every, const char *dir)
 		case 4: file_cycle(dir, 200); break;
 		case 5: read_zero_loop(20000); getppid_loop(20000); break;
 		case 6: touch_memory(64); break;
+		case 7: depth_suite(dir); break;
 		}
 		if (t >= next) {
 			if (next > 0)
@@ -646,6 +749,9 @@ int main(int argc, char **argv)
 	read_zero_loop(quick ? 1000 : 100000);
 	pipe_pingpong(quick ? 100 : 10000);
 	file_cycle(dir, quick ? 50 : 1000);
+	/* not timed: the depth figures, where a check or the tracer watches */
+	if (tracer_on || access(CHAINS, F_OK) == 0)
+		depth_suite(dir);
 
 	if (tracer_on) {
 		double max = read_number(MAX_SIZE);
