@@ -205,3 +205,57 @@ is_png() {
 	grep -qF 'soak: depth over time (TCG)' "$gp"
 	grep -qF '| x86_64 | x86_64-small | abc | TCG | warnings_printed | 2.000 | warnings |' "$page"
 }
+
+# fake_stack_depth CONFIG TREE BYTES: a make stack-depth result for CONFIG
+fake_stack_depth() {
+	local dir=$R/stack-depth/$1-$2
+	mkdir -p "$dir"
+	printf 'config=%s\ntree=%s\nstack_bytes=%s\n' "$1" "$2" "$3" >"$dir/info"
+	{
+		printf 'kind\trank\tentry\tbase\tdepth\tdepth_normal\tpath_normal\tpath_all\n'
+		printf 'syscall\t1\t__x64_sys_rename\t192\t9300\t6000\t__x64_sys_rename>a\t__x64_sys_rename>_printk\n'
+		printf 'syscall\t2\t__x64_sys_open\t192\t5000\t4000\t__x64_sys_open>b\t__x64_sys_open>b\n'
+		printf 'irq\t1\t__sysvec_apic_timer_interrupt\t16\t3000\t2000\t__sysvec_apic_timer_interrupt\t__sysvec_apic_timer_interrupt\n'
+		printf 'softirq\t1\t__do_softirq\t16\t2500\t2500\t__do_softirq\t__do_softirq\n'
+	} >"$dir/paths.tsv"
+	printf '# Static stack depth\n' >"$dir/summary.md"
+	ln -sfn "$(basename "$dir")" "$R/stack-depth/$1"
+}
+
+@test "report: the static worst case per entry kind beside the deepest chain the bench's check kept for that tree" {
+	fake_run bench-1
+	# the check's chains under the bench: task 3000 and 1500 bytes, hardirq 1000
+	for round in 1 2; do
+		printf '%s\tx86_64\tsmall-on\tx86_64-small\t222222222222\ttreesmall\ttcg\tdepth_task_bytes\t%s\tbytes\n' \
+			"$round" "$((1500 * round))" >>"$R/runs/bench-1/raw.tsv"
+	done
+	printf '1\tx86_64\tsmall-on\tx86_64-small\t222222222222\ttreesmall\ttcg\tdepth_hardirq_bytes\t1000\tbytes\n' \
+		>>"$R/runs/bench-1/raw.tsv"
+	"$TOOLS/benchstat" summary "$R/runs/bench-1/raw.tsv" "${RATIOS[@]}" >"$R/runs/bench-1/summary.tsv"
+	ln -s "$R/runs/bench-1" "$R/bench"
+	fake_stack_depth x86_64-small treesmall 8192
+	fake_stack_depth i386-small othertree 4096
+	run "$TOOLS/report"
+	[ "$status" -eq 0 ]
+	page=$R/report/report.md
+	grep -qF '## Static worst case against what ran (make stack-depth)' "$page"
+	grep -qF '### x86_64-small (tree treesmall, 8192-byte task stack)' "$page"
+	# the deepest syscall: 6000 normal (73 % of 8 KiB), 9300 in all; the
+	# task chain's deepest over the rounds, 3000, is 50 % of 6000
+	grep -qF '| syscall | `__x64_sys_rename` | 6000 | 73% | 9300 | 3000 (task) | 50% |' "$page"
+	grep -qF '| irq | `__sysvec_apic_timer_interrupt` | 2000 | 24% | 3000 | 1000 (hardirq) | 50% |' "$page"
+	grep -qF '| softirq | `__do_softirq` | 2500 | 31% | 2500 | - | - |' "$page"
+	run ! grep -qF '__x64_sys_open' "$page"
+	# a tree the bench did not run: the static figures alone
+	grep -qF '### i386-small (tree othertree, 4096-byte task stack)' "$page"
+	grep -qF 'This bench did not run this tree (its small-on ran treesmall): the static figures alone.' "$page"
+	grep -qF '| syscall | `__x64_sys_rename` | 6000 | 146% | 9300 | - | - |' "$page"
+}
+
+@test "report: without make stack-depth, the static section says so" {
+	fake_run bench-1
+	ln -s "$R/runs/bench-1" "$R/bench"
+	run "$TOOLS/report"
+	[ "$status" -eq 0 ]
+	grep -qF 'No static analysis yet (make stack-depth).' "$R/report/report.md"
+}
