@@ -226,3 +226,72 @@ CI
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"cannot read the list"* ]]
 }
+
+# checkpoint_objects DIR BITS: a C object with its .ci and an assembly one
+# calling into it, built for -mBITS, with the kbuild .cmd files that say
+# which is which, and DIR/list naming both
+checkpoint_objects() {
+	local dir=$1 bits=$2
+	mkdir -p "$dir"
+	cat >"$dir/a.c" <<'C'
+extern void sink(volatile char *p);
+/* static, and called only through the_ops: its address is taken */
+static __attribute__((noinline)) int cb(int x) { volatile char b[200]; sink(b); return x + b[0]; }
+static __attribute__((noinline)) int leaf3(int x) { volatile char b[300]; sink(b); return b[1] + x; }
+static __attribute__((noinline)) int mid2(int x) { volatile char b[300]; sink(b); return leaf3(x) + b[2]; }
+static __attribute__((noinline)) int top1(int x) { volatile char b[300]; sink(b); return mid2(x) + b[3]; }
+struct ops { int (*f)(int); };
+struct ops the_ops = { cb };
+int run(struct ops *o) { return o->f(1); }
+/* called only from e.S */
+int direct(int x) { return top1(x); }
+void sink(volatile char *p) { p[0] = 1; }
+C
+	printf '.text\n.globl entry\nentry:\n\tcall direct\n\tret\n' >"$dir/e.S"
+	(cd "$dir" && gcc "-m$bits" -O2 -mno-red-zone -fno-optimize-sibling-calls \
+		-fcallgraph-info=su -c a.c -o a.o && gcc "-m$bits" -c e.S -o e.o)
+	printf 'source_%s/a.o := %s/a.c\n' "$dir" "$dir" >"$dir/.a.o.cmd"
+	printf 'source_%s/e.o := %s/e.S\n' "$dir" "$dir" >"$dir/.e.o.cmd"
+	printf '%s\n' "$dir/a.o" "$dir/e.o" >"$dir/list"
+	printf 'entry any 0 *\n' >"$dir/c.conf"
+}
+
+# cp_field NAME COLUMN: a checkpoint's margin (2) or why (3)
+cp_field() {
+	awk -F '\t' -v n="$1" -v c="$2" '!/^#/ && $1 == n { print $c }' "$BATS_TEST_TMPDIR/cp.txt"
+}
+
+@test "checkpoints: address taken, called from assembly, no caller; then where a segment passes the budget (x86_64 and i386)" {
+	local bits dir
+	for bits in 64 32; do
+		dir=$BATS_TEST_TMPDIR/o$bits
+		checkpoint_objects "$dir" "$bits"
+		run "$TOOLS/stackdepth" analyse --conf "$dir/c.conf" --tsv "$BATS_TEST_TMPDIR/f.tsv" \
+			--checkpoints "$BATS_TEST_TMPDIR/cp.txt" --budget 400 "$dir/list"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"2 objects read"* ]]
+		[ "$(cp_field cb 3)" = "address taken" ]
+		[ "$(cp_field direct 3)" = "called from assembly" ]
+		[ "$(cp_field run 3)" = "no caller in the graph" ]
+		# leaf3 (300+) alone fits 400; mid2 + leaf3 does not: leaf3 is
+		# cut; top1 + mid2 does not: mid2 is cut; direct + top1 fits
+		[ "$(cp_field leaf3 3)" = "segment budget" ]
+		[ "$(cp_field mid2 3)" = "segment budget" ]
+		[ -z "$(cp_field top1 3)" ]
+		[ "$(cp_field direct 2)" -eq "$(($(fn_field direct a.c frame) + $(fn_field top1 a.c frame)))" ]
+		[ "$(cp_field mid2 2)" -eq "$(fn_field mid2 a.c frame)" ]
+		# with a budget that fits every chain, only the forced ones
+		run "$TOOLS/stackdepth" analyse --conf "$dir/c.conf" --tsv "$BATS_TEST_TMPDIR/f.tsv" \
+			--checkpoints "$BATS_TEST_TMPDIR/cp.txt" --budget 2000 "$dir/list"
+		[ "$status" -eq 0 ]
+		[ -z "$(cp_field mid2 3)" ]
+		[ "$(cp_field direct 2)" -eq "$(fn_field direct a.c depth)" ]
+	done
+}
+
+@test "checkpoints need the objects: a LIST of .ci files is refused" {
+	run "$TOOLS/stackdepth" analyse --conf test.conf --checkpoints "$BATS_TEST_TMPDIR/cp.txt" \
+		"$BATS_TEST_TMPDIR/list"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--checkpoints reads the objects themselves: give a LIST of .o files"* ]]
+}

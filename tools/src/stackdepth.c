@@ -35,7 +35,8 @@
  *	  calling function, unless the configuration names its candidate
  *	  targets ("indirect" lines): then it is an edge to each.
  *	- A dynamic frame (alloca, VLA) counts its static part; it is
- *	  flagged.
+ *	  flagged. gcc's "dynamic,bounded" (on i386 the pushes of a call's
+ *	  arguments) counts its bound, as a static frame.
  *	- A tail call is counted as a call (the caller's return address, 8
  *	  or 4 bytes, is counted once too many).
  *
@@ -65,12 +66,26 @@
  *	path_all", paths as "f1>f2>..."). Without --md, the summary goes to
  *	stdout.
  *
+ *	--checkpoints OUT [--budget BYTES]: the functions a stack check need
+ *	run at (LIST must then name objects: their relocations are read),
+ *	each with its margin, a row "name margin why definition": every
+ *	function entered other than by a direct call of the graph (its
+ *	address is taken: a reference from data or a non-call instruction,
+ *	outside the sections that only list code, as __mcount_loc; or
+ *	assembly calls it), every function without a caller in the graph,
+ *	in a cycle or with a dynamic frame; then, callees first, where the
+ *	segment below a checkpoint (its frame and the deepest chain of
+ *	non-checkpoints below it) passes BUDGET bytes (default 512), its
+ *	deepest callee. A checkpoint's margin is its segment: how far the
+ *	stack can grow past its entry before the check runs again.
+ *
  * Exit status: 0 done, 2 bad usage, an input that cannot be read or is not
  * a call graph, or an object without its ".ci" (what to do on stderr).
  * Tested on hand-made inputs in tests/fixtures/stackdepth/
  * (tests/stackdepth.bats).
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -289,6 +304,7 @@ struct pending_edge {
 static struct pending_edge *pend;
 static long npend, cappend;
 static struct map *unit_locals;	/* per unit: "file:name" title -> node */
+static char **unit_title;	/* per unit: its main file, as its titles start */
 static int cap_units;
 
 /* The value of KEY: "..." in a VCG line, unescaped, or NULL */
@@ -331,13 +347,16 @@ static void read_ci(const char *path)
 	if (unit == cap_units) {
 		cap_units = cap_units ? 2 * cap_units : 256;
 		unit_locals = xrealloc(unit_locals, cap_units * sizeof(*unit_locals));
+		unit_title = xrealloc(unit_title, cap_units * sizeof(*unit_title));
 	}
 	memset(&unit_locals[unit], 0, sizeof(unit_locals[unit]));
+	unit_title[unit] = NULL;
 	n_units++;
 	while (getline(&line, &cap, f) > 0) {
 		lineno++;
 		if (!strncmp(line, "graph:", 6)) {
 			seen_graph = true;
+			unit_title[unit] = vcg_field(line, "title");
 		} else if (!strncmp(line, "node:", 5)) {
 			char *title = vcg_field(line, "title");
 			char *label = vcg_field(line, "label");
@@ -361,7 +380,8 @@ static void read_ci(const char *path)
 					fail("%s:%d: cannot read the frame size \"%s\"", path, lineno, l3);
 				/* "file:name" titles are local to their unit */
 				id = new_fn(strchr(title, ':') ? strchr(title, ':') + 1 : title,
-					    l2 ? l2 : "", frame, strstr(kind, "dynamic") != NULL,
+					    l2 ? l2 : "", frame,
+					    strstr(kind, "dynamic") && !strstr(kind, "bounded"),
 					    strstr(kind, "bounded") != NULL);
 				if (strchr(title, ':')) {
 					*map_slot(&unit_locals[unit], title, true) = id;
@@ -866,10 +886,365 @@ static char *path_string(const struct eval *e, int v, bool frames, int *n_indire
 	return s;
 }
 
+
+/* ---- references in the objects: what gcc's graph does not show ---- */
+
+/*
+ * A function that some code may enter without a direct call from C the
+ * graph has: its address is taken (a function pointer in data, an
+ * initcall, an export, a "mov $fn"), or assembly calls it. Each is a
+ * checkpoint: an indirect call may reach it from anywhere.
+ */
+enum forced { NOT_FORCED, FORCED_ADDRESS, FORCED_ASM, FORCED_ROOT, FORCED_CYCLE, FORCED_DYNAMIC };
+
+static const char *const forced_name[] = {
+	"", "address taken", "called from assembly", "no caller in the graph", "in a cycle",
+	"dynamic frame",
+};
+
+static unsigned char *forced;	/* per function: enum forced */
+static long n_elf_objects, n_address_refs, n_asm_calls;
+
+/* Sections whose references to code are not calls or function pointers */
+static bool metadata_section(const char *name)
+{
+	static const char *const prefixes[] = {
+		"__mcount_loc", "__patchable_function_entries", ".discard", ".smp_locks",
+		"__ex_table", "__bug_table", ".orc_unwind", ".debug", ".eh_frame", "__jump_table",
+		".altinstr", ".parainstructions", ".static_call_sites", ".retpoline_sites",
+		".return_sites", ".ibt_endbr_seal", ".call_sites", ".note", ".comment",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* The graph's node of symbol NAME of unit UNIT (-1: an asm object), or NO_NODE */
+static int node_of_symbol(int unit, const char *name, bool local)
+{
+	int *slot;
+
+	if (local) {
+		char *title;
+
+		if (unit < 0 || !unit_title[unit])
+			return NO_NODE;
+		title = xprintf("%s:%s", unit_title[unit], name);
+		slot = map_slot(&unit_locals[unit], title, false);
+		free(title);
+		/* gcc titles a local function "file:name" only when it is not public */
+		if (slot)
+			return *slot;
+	}
+	slot = map_slot(&globals, name, false);
+	return slot ? *slot : NO_NODE;
+}
+
+static void force(int node, enum forced why)
+{
+	if (node != NO_NODE && !forced[node])
+		forced[node] = why;
+}
+
+/* One ELF relocatable object, 32- or 64-bit: its sections, symbols, relocations */
+struct elf_obj {
+	const unsigned char *data;
+	size_t size;
+	bool is64;
+	const char *path;
+};
+
+#define ELF_FIELD(o, t32, t64, p, f) ((o)->is64 ? ((const t64 *)(p))->f : ((const t32 *)(p))->f)
+
+static const void *elf_at(const struct elf_obj *o, unsigned long off, unsigned long len)
+{
+	if (off > o->size || len > o->size - off)
+		fail("%s: not a whole ELF object (a table past its end)", o->path);
+	return o->data + off;
+}
+
+/* A function symbol of an object by its section and offset */
+struct func_at {
+	unsigned long shndx;
+	long value;
+	unsigned long sym;
+};
+
+static int cmp_func_at(const void *a, const void *b)
+{
+	const struct func_at *x = a, *y = b;
+
+	if (x->shndx != y->shndx)
+		return x->shndx < y->shndx ? -1 : 1;
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+static void scan_object(const char *path, int unit)
+{
+	struct func_at *funcs;
+	size_t nfuncs;
+	struct elf_obj o = { .path = path };
+	FILE *f = open_input(path);
+	unsigned long shoff, shnum, shentsize, shstrndx, symtab = 0, nsyms = 0, symsize = 0;
+	const char *strtab = NULL;
+	unsigned long strtab_size = 0;
+	const void *sh;
+	const char *shstr;
+	unsigned char *buf;
+	long size;
+
+	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET))
+		fail("cannot read %s", path);
+	buf = xrealloc(NULL, size ? size : 1);
+	if (size && fread(buf, 1, size, f) != (size_t)size)
+		fail("cannot read %s", path);
+	fclose(f);
+	o.data = buf;
+	o.size = size;
+	if (o.size < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG))
+		fail("%s: not an ELF object", path);
+	o.is64 = buf[EI_CLASS] == ELFCLASS64;
+	elf_at(&o, 0, o.is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr));
+	if (ELF_FIELD(&o, Elf32_Ehdr, Elf64_Ehdr, buf, e_type) != ET_REL)
+		fail("%s: not a relocatable object", path);
+	shoff = ELF_FIELD(&o, Elf32_Ehdr, Elf64_Ehdr, buf, e_shoff);
+	shnum = ELF_FIELD(&o, Elf32_Ehdr, Elf64_Ehdr, buf, e_shnum);
+	shentsize = ELF_FIELD(&o, Elf32_Ehdr, Elf64_Ehdr, buf, e_shentsize);
+	shstrndx = ELF_FIELD(&o, Elf32_Ehdr, Elf64_Ehdr, buf, e_shstrndx);
+	if (shentsize != (o.is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)) || shstrndx >= shnum)
+		fail("%s: an ELF object this program cannot read (section headers)", path);
+	sh = elf_at(&o, shoff, shnum * shentsize);
+#define SEC(i) ((const unsigned char *)sh + (i) * shentsize)
+#define SH(i, f) ELF_FIELD(&o, Elf32_Shdr, Elf64_Shdr, SEC(i), f)
+	shstr = elf_at(&o, SH(shstrndx, sh_offset), SH(shstrndx, sh_size));
+	for (unsigned long i = 0; i < shnum; i++)
+		if (SH(i, sh_type) == SHT_SYMTAB) {
+			symtab = SH(i, sh_offset);
+			symsize = SH(i, sh_entsize);
+			nsyms = SH(i, sh_size) / (symsize ? symsize : 1);
+			elf_at(&o, symtab, nsyms * symsize);
+			strtab = elf_at(&o, SH(SH(i, sh_link), sh_offset), SH(SH(i, sh_link), sh_size));
+			strtab_size = SH(SH(i, sh_link), sh_size);
+		}
+	if (!strtab)
+		fail("%s: no symbol table", path);
+	n_elf_objects++;
+#define SYM(k) (o.data + symtab + (k) * symsize)
+#define ST(k, f) ELF_FIELD(&o, Elf32_Sym, Elf64_Sym, SYM(k), f)
+#define SYMNAME(k) (ST(k, st_name) < strtab_size ? strtab + ST(k, st_name) : "")
+	funcs = xrealloc(NULL, (nsyms ? nsyms : 1) * sizeof(*funcs));
+	nfuncs = 0;
+	for (unsigned long k = 0; k < nsyms; k++)
+		if ((ELF_FIELD(&o, Elf32_Sym, Elf64_Sym, SYM(k), st_info) & 0xf) == STT_FUNC)
+			funcs[nfuncs++] = (struct func_at){ ST(k, st_shndx), (long)ST(k, st_value), k };
+	qsort(funcs, nfuncs, sizeof(*funcs), cmp_func_at);
+	for (unsigned long r = 0; r < shnum; r++) {
+		unsigned long type = SH(r, sh_type), target, n, entsize, roff;
+		const char *tname;
+		bool rela, exec;
+
+		if (type != SHT_RELA && type != SHT_REL)
+			continue;
+		target = SH(r, sh_info);
+		if (target >= shnum)
+			continue;
+		tname = shstr + SH(target, sh_name);
+		if (!(SH(target, sh_flags) & SHF_ALLOC) || metadata_section(tname))
+			continue;
+		exec = SH(target, sh_flags) & SHF_EXECINSTR;
+		rela = type == SHT_RELA;
+		entsize = SH(r, sh_entsize);
+		n = SH(r, sh_size) / (entsize ? entsize : 1);
+		roff = SH(r, sh_offset);
+		elf_at(&o, roff, n * entsize);
+		for (unsigned long k = 0; k < n; k++) {
+			const unsigned char *rel = o.data + roff + k * entsize;
+			unsigned long info, off, symi, rtype;
+			long addend;
+			bool pcrel, call = false;
+			int node = NO_NODE;
+
+			if (o.is64) {
+				info = ((const Elf64_Rela *)rel)->r_info;
+				off = ((const Elf64_Rela *)rel)->r_offset;
+				symi = ELF64_R_SYM(info);
+				rtype = ELF64_R_TYPE(info);
+				addend = rela ? ((const Elf64_Rela *)rel)->r_addend : 0;
+				pcrel = rtype == R_X86_64_PC32 || rtype == R_X86_64_PLT32;
+			} else {
+				info = ((const Elf32_Rel *)rel)->r_info;
+				off = ((const Elf32_Rel *)rel)->r_offset;
+				symi = ELF32_R_SYM(info);
+				rtype = ELF32_R_TYPE(info);
+				addend = 0;
+				pcrel = rtype == R_386_PC32 || rtype == R_386_PLT32;
+			}
+			if (symi >= nsyms)
+				continue;
+			if (!rela && SH(target, sh_type) != SHT_NOBITS && off + 4 <= SH(target, sh_size)) {
+				int32_t v;
+
+				memcpy(&v, elf_at(&o, SH(target, sh_offset) + off, 4), 4);
+				addend = v;
+			}
+			if (exec && pcrel && off >= 1 && SH(target, sh_type) != SHT_NOBITS) {
+				const unsigned char *code = elf_at(&o, SH(target, sh_offset), SH(target, sh_size));
+
+				/* call rel32, jmp rel32, or jcc rel32 (0f 8x): a direct transfer */
+				call = code[off - 1] == 0xe8 || code[off - 1] == 0xe9 ||
+				       (off >= 2 && code[off - 2] == 0x0f && (code[off - 1] & 0xf0) == 0x80);
+			}
+			if (pcrel)
+				addend += 4;	/* relative to the end of the 4-byte field */
+			switch (ELF_FIELD(&o, Elf32_Sym, Elf64_Sym, SYM(symi), st_info) & 0xf) {
+			case STT_FUNC:
+			case STT_NOTYPE:
+				if (addend != 0)
+					break;
+				node = node_of_symbol(unit, SYMNAME(symi),
+						      (ELF_FIELD(&o, Elf32_Sym, Elf64_Sym, SYM(symi), st_info) >> 4) == STB_LOCAL);
+				break;
+			case STT_SECTION: {
+				/* a local function, named by its section and offset */
+				struct func_at key = { ST(symi, st_shndx), addend, 0 }, *hit;
+
+				hit = bsearch(&key, funcs, nfuncs, sizeof(*funcs), cmp_func_at);
+				if (hit)
+					node = node_of_symbol(unit, SYMNAME(hit->sym),
+							      (ELF_FIELD(&o, Elf32_Sym, Elf64_Sym, SYM(hit->sym), st_info) >> 4) == STB_LOCAL);
+				break;
+			}
+			default:
+				break;
+			}
+			if (node == NO_NODE)
+				continue;
+			if (call && unit >= 0)
+				continue;	/* C calling C: an edge of the graph */
+			if (call) {
+				n_asm_calls++;
+				force(node, FORCED_ASM);
+			} else {
+				n_address_refs++;
+				force(node, FORCED_ADDRESS);
+			}
+		}
+	}
+#undef SYMNAME
+#undef ST
+#undef SYM
+#undef SH
+#undef SEC
+	free(funcs);
+	free(buf);
+}
+
+/* ---- checkpoints ---- */
+
+/*
+ * The functions the check needs to run at, and the margin at each: with
+ * a checkpoint at every function entered other than by a direct call the
+ * graph has (forced), in every cycle and at every dynamic frame, the
+ * segment of a checkpoint is its frame and, below it, the deepest chain
+ * of functions that are not checkpoints (at a checkpoint the check runs
+ * again). Callees first, a segment longer than BUDGET bytes makes its
+ * deepest callee a checkpoint until it fits. The margin is the segment:
+ * how much the stack can grow past the checkpoint's entry before the
+ * check runs again. Indirect calls end a segment (their targets are
+ * checkpoints: address taken).
+ */
+static bool *checkpoint;
+static long *segment;
+
+static void choose_checkpoints(long budget)
+{
+	checkpoint = xcalloc(nfns, sizeof(bool));
+	segment = xcalloc(nfns, sizeof(long));
+	for (int i = 0; i < nfns; i++) {
+		if (fns[i].dynamic)
+			force(i, FORCED_DYNAMIC);
+		if (sccs[fns[i].scc].cyclic)
+			force(i, FORCED_CYCLE);
+	}
+	{
+		bool *called = xcalloc(nfns, sizeof(bool));
+
+		for (int i = 0; i < nfns; i++)
+			for (int j = 0; j < fns[i].succ.n; j++)
+				if (fns[i].succ.v[j] != i)
+					called[fns[i].succ.v[j]] = true;
+		for (int i = 0; i < nfns; i++)
+			if (!called[i])
+				force(i, FORCED_ROOT);
+		free(called);
+	}
+	for (int i = 0; i < nfns; i++)
+		checkpoint[i] = forced[i] != NOT_FORCED;
+	/* callees first (Tarjan's order); cycles are all checkpoints */
+	for (int s = 0; s < nsccs; s++) {
+		for (int m = 0; m < sccs[s].members.n; m++) {
+			int v = sccs[s].members.v[m];
+
+			for (;;) {
+				long deepest = 0;
+				int which = NO_NODE;
+
+				for (int j = 0; j < fns[v].succ.n; j++) {
+					int w = fns[v].succ.v[j];
+
+					if (w == v || checkpoint[w])
+						continue;
+					if (segment[w] > deepest) {
+						deepest = segment[w];
+						which = w;
+					}
+				}
+				segment[v] = fns[v].frame + deepest;
+				if (segment[v] <= budget || which == NO_NODE)
+					break;
+				checkpoint[which] = true;
+			}
+		}
+	}
+}
+
+static void write_checkpoints(const char *path, long budget)
+{
+	FILE *o = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	long n = 0, most = 0, by[FORCED_DYNAMIC + 1] = { 0 };
+
+	if (!o)
+		fail("cannot write %s: %s", path, strerror(errno));
+	fprintf(o, "# stack check checkpoints: name, margin (bytes the stack may grow past the entry "
+		   "before the next checkpoint), why, definition; budget %ld\n", budget);
+	for (int i = 0; i < nfns; i++) {
+		if (!checkpoint[i])
+			continue;
+		n++;
+		by[forced[i]]++;
+		if (segment[i] > most)
+			most = segment[i];
+		fprintf(o, "%s\t%ld\t%s\t%s\n", fns[i].name, segment[i],
+			forced[i] ? forced_name[forced[i]] : "segment budget", fns[i].file);
+	}
+	if (o != stdout && (ferror(o) | fclose(o)))
+		fail("writing %s failed", path);
+	fprintf(stderr, "stackdepth: %ld checkpoints of %d functions (%.1f%%): %ld address taken, "
+			"%ld called from assembly, %ld without a caller, %ld in cycles, %ld dynamic "
+			"frames, %ld for the budget of %ld bytes; the largest margin %ld bytes "
+			"(%ld objects read, %ld references, %ld calls from assembly)\n",
+		n, nfns, nfns ? 100.0 * n / nfns : 0, by[FORCED_ADDRESS], by[FORCED_ASM],
+		by[FORCED_ROOT], by[FORCED_CYCLE], by[FORCED_DYNAMIC], by[NOT_FORCED], budget, most,
+		n_elf_objects, n_address_refs, n_asm_calls);
+}
+
 /* ---- output ---- */
 
 struct opts {
-	const char *md, *tsv, *paths, *list;
+	const char *md, *tsv, *paths, *list, *checkpoints;
+	long budget;
 	int nconf;
 	long stack_bytes, indirect_bytes, top;
 };
@@ -1226,7 +1601,10 @@ static int n_adds;
 
 static int analyse(int argc, char **argv)
 {
-	struct opts op = { .top = 10 };
+	struct opts op = { .top = 10, .budget = 512 };
+	char **objects = NULL;
+	int *object_unit = NULL;
+	long nobjects = 0;
 	struct eval all, normal;
 	bool *excluded;
 	FILE *list;
@@ -1261,6 +1639,10 @@ static int analyse(int argc, char **argv)
 			op.stack_bytes = parse_long(a, argv[++i], 1);
 		else if (i + 1 < argc && !strcmp(a, "--indirect-bytes"))
 			op.indirect_bytes = parse_long(a, argv[++i], 0);
+		else if (i + 1 < argc && !strcmp(a, "--checkpoints"))
+			op.checkpoints = argv[++i];
+		else if (i + 1 < argc && !strcmp(a, "--budget"))
+			op.budget = parse_long(a, argv[++i], 1);
 		else if (i + 1 < argc && !strcmp(a, "--top"))
 			op.top = parse_long(a, argv[++i], 1);
 		else if (a[0] == '-' && a[1])
@@ -1272,7 +1654,8 @@ static int analyse(int argc, char **argv)
 	}
 	if (!op.nconf || !op.list)
 		fail("usage: stackdepth analyse --conf FILE... [--add KIND=BYTES]... [--stack-bytes N] "
-		     "[--indirect-bytes N] [--top N] [--md OUT] [--tsv OUT] [--paths OUT] LIST");
+		     "[--indirect-bytes N] [--top N] [--md OUT] [--tsv OUT] [--paths OUT] "
+		     "[--checkpoints OUT [--budget BYTES]] LIST");
 	if (!nkinds)
 		fail("no \"entry\" line in the configuration: which functions start a stack?");
 	for (int a = 0; a < n_adds; a++) {
@@ -1296,6 +1679,14 @@ static int analyse(int argc, char **argv)
 			continue;
 		n_items++;
 		ci = input_ci(line, &n_asm);
+		if (strlen(line) > 2 && !strcmp(line + strlen(line) - 2, ".o")) {
+			objects = xrealloc(objects, (nobjects + 1) * sizeof(*objects));
+			object_unit = xrealloc(object_unit, (nobjects + 1) * sizeof(*object_unit));
+			objects[nobjects] = xstrdup(line);
+			object_unit[nobjects++] = ci ? (int)n_units : -1;
+		} else if (op.checkpoints) {
+			fail("%s: --checkpoints reads the objects themselves: give a LIST of .o files", line);
+		}
 		if (ci) {
 			read_ci(ci);
 			free(ci);
@@ -1313,6 +1704,13 @@ static int analyse(int argc, char **argv)
 	excluded = xcalloc(nfns, sizeof(bool));
 	for (int i = 0; i < nfns; i++)
 		excluded[i] = fns[i].is_report;
+	if (op.checkpoints) {
+		forced = xcalloc(nfns, 1);
+		for (long i = 0; i < nobjects; i++)
+			scan_object(objects[i], object_unit[i]);
+		choose_checkpoints(op.budget);
+		write_checkpoints(op.checkpoints, op.budget);
+	}
 	evaluate(&all, (int)op.indirect_bytes, NULL);
 	evaluate(&normal, (int)op.indirect_bytes, excluded);
 	{
