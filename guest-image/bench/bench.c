@@ -23,8 +23,10 @@
  * minute apart, then the soak's figures (make bench SOAK=).
  *
  * In the guest (kstack_bench= in its environment: the kernel command line)
- * it raises threads-max and pid_max for the thread figures, and with
- * kstack_bench_tracer=1 turns the ftrace stack tracer on first.
+ * it raises threads-max and pid_max for the thread figures, with
+ * kstack_bench_tracer=1 turns the ftrace stack tracer on first, and with
+ * kstack_bench_checkpoints=1 gives the check the checkpoints list on the
+ * payload disk first (use_checkpoints()).
  * KSTACK_BENCH_DIR= names the folder of the file loop (default /var/tmp,
  * /tmp with --quick).
  */
@@ -605,6 +607,53 @@ static void depth_suite(const char *dir)
 		error("depth_suite", "no pswpout in /proc/vmstat: cannot tell whether it swapped");
 }
 
+/* --- checkpoints: the check at the functions a static call graph chose --- */
+
+#define CHECKPOINTS "/sys/kernel/debug/stack_check/checkpoints"
+#define CHECKPOINTS_LIST "/kstack/modules/checkpoints.tsv"
+
+/*
+ * With kstack_bench_checkpoints=1 (make bench's small-points): the list
+ * make stack-depth chose for this kernel (on the payload disk) written to
+ * the check in one write, so that the figures after it are those of the
+ * check at its checkpoints only; how many it took is a figure.
+ */
+static void use_checkpoints(void)
+{
+	static char list[4 << 20];
+	FILE *f = fopen(CHECKPOINTS_LIST, "r");
+	size_t len;
+	long n;
+	int fd;
+
+	if (!f) {
+		error("checkpoints", "no list at %s: %s", CHECKPOINTS_LIST, strerror(errno));
+		return;
+	}
+	len = fread(list, 1, sizeof(list) - 1, f);
+	fclose(f);
+	if (len == sizeof(list) - 1) {
+		error("checkpoints", "%s is larger than %zu bytes", CHECKPOINTS_LIST, sizeof(list) - 1);
+		return;
+	}
+	fd = open(CHECKPOINTS, O_WRONLY);
+	if (fd < 0 || write(fd, list, len) != (ssize_t)len) {
+		error("checkpoints", "could not write the list to %s: %s", CHECKPOINTS, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	n = file_field(CHECKPOINTS, "checkpoints");
+	if (n <= 0) {
+		error("checkpoints", "%s took no checkpoint from the list", CHECKPOINTS);
+		return;
+	}
+	metric("checkpoints", n, "functions");
+	metric("checkpoints_largest_segment_bytes", file_field(CHECKPOINTS, "largest segment"), "bytes");
+	metric("checkpoints_unknown_names", file_field(CHECKPOINTS, "unknown names"), "names");
+}
+
 /* --- soak: a varied workload for a while, depth over time ---------------- */
 
 #define WARNINGS "/sys/kernel/debug/stack_check/warnings"
@@ -715,6 +764,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	printf("kstack-bench: begin uptime=%.2f\n", read_number("/proc/uptime"));
+	if (in_guest && getenv("kstack_bench_checkpoints") &&
+	    !strcmp(getenv("kstack_bench_checkpoints"), "1"))
+		use_checkpoints();
 	/* the check's chains from here on: the benchmark's, not the boot's */
 	if (in_guest)
 		write_text(CHAINS, "0");

@@ -269,6 +269,8 @@ FIXTURE_TEARDOWN(check)
 {
 	if (self->present)
 		put(SC_DIR "/warn_percent", "50");
+	if (self->present && !access(SC_DIR "/checkpoints", F_OK))
+		put(SC_DIR "/checkpoints", "all");
 }
 
 /* deep_run() to @percent of the @context ("task", "hardirq") stack */
@@ -627,6 +629,49 @@ TEST_F(check, a_second_ftrace_user_with_regs_keeps_the_check_at_the_entry)
 		TH_LOG("the warning's call chain does not reach the module's write handler");
 	EXPECT_TRUE(strstr(log, "BUG: ") == NULL && strstr(log, "Oops") == NULL)
 		TH_LOG("the kernel oopsed in the run:\n%s", log);
+}
+
+/*
+ * With checkpoints (a list of "name segment" lines, as make stack-depth's
+ * checkpoints.tsv has them) the check runs at their entries only: a run of
+ * the recursion warns for it, and for nothing else, when it is on the
+ * list, and warns for nothing when only the shallow write handler is;
+ * names the kernel does not have are counted; a bad line is refused and
+ * the list kept; "all" checks every function again.
+ */
+TEST_F(check, checkpoints_check_only_the_listed_functions)
+{
+	struct deep d;
+	int n;
+
+	REQUIRE_CHECK();
+	if (access(SC_DIR "/checkpoints", F_OK))
+		SKIP(return, "this kernel's stack check has no checkpoints file");
+	ASSERT_EQ(0, put(SC_DIR "/checkpoints",
+			 "# a list for a test\nkstack_deep_recurse 320 a level\nno_such_function_anywhere 100\n"));
+	EXPECT_TRUE(strstr(slurp(SC_DIR "/checkpoints"), "checkpoints: 1\n") != NULL)
+		TH_LOG("%s", slurp(SC_DIR "/checkpoints"));
+	EXPECT_TRUE(strstr(slurp(SC_DIR "/checkpoints"), "unknown names: 1\n") != NULL)
+		TH_LOG("%s", slurp(SC_DIR "/checkpoints"));
+	ASSERT_EQ(0, put(SC_DIR "/warnings", "reset"));
+	klog_clear();
+	ASSERT_EQ(0, run_to("task", self->deep, &d));
+	n = warnings("task", "", NULL);
+	printf("# kstack: stack_check_checkpoint_warnings=%d\n", n);
+	EXPECT_GE(warnings("task", SITE, NULL), 1) TH_LOG("no warning names the recursion, a checkpoint");
+	EXPECT_EQ(n, warnings("task", SITE, NULL)) TH_LOG("a function that is not a checkpoint warned");
+
+	ASSERT_EQ(0, put(SC_DIR "/checkpoints", "kstack_deep_write 64\n"));
+	ASSERT_EQ(0, put(SC_DIR "/warnings", "reset"));
+	klog_clear();
+	ASSERT_EQ(0, run_to("task", self->deep, &d));
+	EXPECT_EQ(0, warnings("task", "", NULL)) TH_LOG("a warning with only the write handler checked");
+
+	EXPECT_NE(0, put(SC_DIR "/checkpoints", "kstack_deep_recurse lots\n"));
+	EXPECT_TRUE(strstr(slurp(SC_DIR "/checkpoints"), "checkpoints: 1\n") != NULL)
+		TH_LOG("a refused list replaced the one before: %s", slurp(SC_DIR "/checkpoints"));
+	ASSERT_EQ(0, put(SC_DIR "/checkpoints", "all"));
+	EXPECT_TRUE(strstr(slurp(SC_DIR "/checkpoints"), "checkpoints: all\n") != NULL);
 }
 
 TEST_HARNESS_MAIN
