@@ -227,11 +227,12 @@ CI
 	[[ "$output" == *"cannot read the list"* ]]
 }
 
-# checkpoint_objects DIR BITS: a C object with its .ci and an assembly one
-# calling into it, built for -mBITS, with the kbuild .cmd files that say
-# which is which, and DIR/list naming both
+# checkpoint_objects DIR BITS [CFLAGS...]: a C object with its .ci and an
+# assembly one calling into it, built for -mBITS, with the kbuild .cmd
+# files that say which is which, and DIR/list naming both
 checkpoint_objects() {
 	local dir=$1 bits=$2
+	shift 2
 	mkdir -p "$dir"
 	cat >"$dir/a.c" <<'C'
 extern void sink(volatile char *p);
@@ -246,9 +247,12 @@ int run(struct ops *o) { return o->f(1); }
 /* called only from e.S */
 int direct(int x) { return top1(x); }
 void sink(volatile char *p) { p[0] = 1; }
+/* address taken too, but notrace: not in __mcount_loc when built with -pg */
+static __attribute__((noinline, no_instrument_function)) int quiet(int x) { return x + 1; }
+struct ops the_quiet_ops = { quiet };
 C
 	printf '.text\n.globl entry\nentry:\n\tcall direct\n\tret\n' >"$dir/e.S"
-	(cd "$dir" && gcc "-m$bits" -O2 -mno-red-zone -fno-optimize-sibling-calls \
+	(cd "$dir" && gcc "-m$bits" -O2 -mno-red-zone -fno-optimize-sibling-calls "$@" \
 		-fcallgraph-info=su -c a.c -o a.o && gcc "-m$bits" -c e.S -o e.o)
 	printf 'source_%s/a.o := %s/a.c\n' "$dir" "$dir" >"$dir/.a.o.cmd"
 	printf 'source_%s/e.o := %s/e.S\n' "$dir" "$dir" >"$dir/.e.o.cmd"
@@ -286,6 +290,27 @@ cp_field() {
 		[ "$status" -eq 0 ]
 		[ -z "$(cp_field mid2 3)" ]
 		[ "$(cp_field direct 2)" -eq "$(fn_field direct a.c depth)" ]
+	done
+}
+
+@test "checkpoints: a function ftrace cannot trace (not in __mcount_loc) is never one, and is counted" {
+	local bits dir
+	for bits in 64 32; do
+		dir=$BATS_TEST_TMPDIR/p$bits
+		# without -pg no object has __mcount_loc: every function counts as traceable
+		checkpoint_objects "$dir" "$bits"
+		run "$TOOLS/stackdepth" analyse --conf "$dir/c.conf" --checkpoints "$BATS_TEST_TMPDIR/cp.txt" "$dir/list"
+		[ "$status" -eq 0 ]
+		[ "$(cp_field quiet 3)" = "address taken" ]
+		[[ "$output" == *"0 entries ftrace cannot trace"* ]]
+		rm -rf "$dir"
+		checkpoint_objects "$dir" "$bits" -fno-pic -pg -mfentry -mrecord-mcount
+		run "$TOOLS/stackdepth" analyse --conf "$dir/c.conf" --checkpoints "$BATS_TEST_TMPDIR/cp.txt" "$dir/list"
+		[ "$status" -eq 0 ]
+		[ -z "$(cp_field quiet 3)" ]
+		[ "$(cp_field cb 3)" = "address taken" ]
+		[ "$(cp_field direct 3)" = "called from assembly" ]
+		[[ "$output" == *"1 entries ftrace cannot trace"* ]]
 	done
 }
 

@@ -73,10 +73,12 @@
  *	address is taken: a reference from data or a non-call instruction,
  *	outside the sections that only list code, as __mcount_loc; or
  *	assembly calls it), every function without a caller in the graph,
- *	in a cycle or with a dynamic frame; then, callees first, where the
+ *	in a cycle or with a dynamic frame, if ftrace can trace it (it is in
+ *	__mcount_loc; an object without one counts as traceable when no
+ *	object has one); then, callees first, where the
  *	segment below a checkpoint (its frame and the deepest chain of
  *	non-checkpoints below it) passes BUDGET bytes (default 512), its
- *	deepest callee. A checkpoint's margin is its segment: how far the
+ *	deepest traceable callee. A checkpoint's margin is its segment: how far the
  *	stack can grow past its entry before the check runs again.
  *
  * Exit status: 0 done, 2 bad usage, an input that cannot be read or is not
@@ -903,7 +905,8 @@ static const char *const forced_name[] = {
 };
 
 static unsigned char *forced;	/* per function: enum forced */
-static long n_elf_objects, n_address_refs, n_asm_calls;
+static bool *traceable;		/* per function: in __mcount_loc */
+static long n_elf_objects, n_address_refs, n_asm_calls, n_mcount;
 
 /* Sections whose references to code are not calls or function pointers */
 static bool metadata_section(const char *name)
@@ -1043,7 +1046,7 @@ static void scan_object(const char *path, int unit)
 	for (unsigned long r = 0; r < shnum; r++) {
 		unsigned long type = SH(r, sh_type), target, n, entsize, roff;
 		const char *tname;
-		bool rela, exec;
+		bool rela, exec, mcount;
 
 		if (type != SHT_RELA && type != SHT_REL)
 			continue;
@@ -1051,7 +1054,8 @@ static void scan_object(const char *path, int unit)
 		if (target >= shnum)
 			continue;
 		tname = shstr + SH(target, sh_name);
-		if (!(SH(target, sh_flags) & SHF_ALLOC) || metadata_section(tname))
+		mcount = !strcmp(tname, "__mcount_loc");
+		if (!(SH(target, sh_flags) & SHF_ALLOC) || (!mcount && metadata_section(tname)))
 			continue;
 		exec = SH(target, sh_flags) & SHF_EXECINSTR;
 		rela = type == SHT_RELA;
@@ -1121,6 +1125,12 @@ static void scan_object(const char *path, int unit)
 			}
 			if (node == NO_NODE)
 				continue;
+			if (mcount) {
+				/* its fentry call: ftrace can trace it */
+				n_mcount++;
+				traceable[node] = true;
+				continue;
+			}
 			if (call && unit >= 0)
 				continue;	/* C calling C: an edge of the graph */
 			if (call) {
@@ -1180,8 +1190,12 @@ static void choose_checkpoints(long budget)
 				force(i, FORCED_ROOT);
 		free(called);
 	}
+	/* without any __mcount_loc (objects built without -pg) all count as traceable */
+	if (!n_mcount)
+		for (int i = 0; i < nfns; i++)
+			traceable[i] = true;
 	for (int i = 0; i < nfns; i++)
-		checkpoint[i] = forced[i] != NOT_FORCED;
+		checkpoint[i] = forced[i] != NOT_FORCED && traceable[i];
 	/* callees first (Tarjan's order); cycles are all checkpoints */
 	for (int s = 0; s < nsccs; s++) {
 		for (int m = 0; m < sccs[s].members.n; m++) {
@@ -1190,6 +1204,9 @@ static void choose_checkpoints(long budget)
 			for (;;) {
 				long deepest = 0;
 				int which = NO_NODE;
+
+				long cut_at = 0;
+				int cut = NO_NODE;
 
 				for (int j = 0; j < fns[v].succ.n; j++) {
 					int w = fns[v].succ.v[j];
@@ -1200,11 +1217,16 @@ static void choose_checkpoints(long budget)
 						deepest = segment[w];
 						which = w;
 					}
+					/* the deepest callee that can be one: ftrace traces it */
+					if (traceable[w] && segment[w] > cut_at) {
+						cut_at = segment[w];
+						cut = w;
+					}
 				}
 				segment[v] = fns[v].frame + deepest;
-				if (segment[v] <= budget || which == NO_NODE)
+				if (segment[v] <= budget || which == NO_NODE || cut == NO_NODE)
 					break;
-				checkpoint[which] = true;
+				checkpoint[cut] = true;
 			}
 		}
 	}
@@ -1213,13 +1235,15 @@ static void choose_checkpoints(long budget)
 static void write_checkpoints(const char *path, long budget)
 {
 	FILE *o = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	long n = 0, most = 0, by[FORCED_DYNAMIC + 1] = { 0 };
+	long n = 0, most = 0, by[FORCED_DYNAMIC + 1] = { 0 }, unchecked = 0, ntrace = 0;
 
 	if (!o)
 		fail("cannot write %s: %s", path, strerror(errno));
 	fprintf(o, "# stack check checkpoints: name, margin (bytes the stack may grow past the entry "
 		   "before the next checkpoint), why, definition; budget %ld\n", budget);
 	for (int i = 0; i < nfns; i++) {
+		ntrace += traceable[i];
+		unchecked += forced[i] && !traceable[i];
 		if (!checkpoint[i])
 			continue;
 		n++;
@@ -1231,13 +1255,14 @@ static void write_checkpoints(const char *path, long budget)
 	}
 	if (o != stdout && (ferror(o) | fclose(o)))
 		fail("writing %s failed", path);
-	fprintf(stderr, "stackdepth: %ld checkpoints of %d functions (%.1f%%): %ld address taken, "
-			"%ld called from assembly, %ld without a caller, %ld in cycles, %ld dynamic "
-			"frames, %ld for the budget of %ld bytes; the largest margin %ld bytes "
+	fprintf(stderr, "stackdepth: %ld checkpoints of %ld traceable functions (%.1f%%; %d in the "
+			"graph): %ld address taken, %ld called from assembly, %ld without a caller, %ld "
+			"in cycles, %ld dynamic frames, %ld for the budget of %ld bytes; the largest "
+			"margin %ld bytes; %ld entries ftrace cannot trace (not checkpoints) "
 			"(%ld objects read, %ld references, %ld calls from assembly)\n",
-		n, nfns, nfns ? 100.0 * n / nfns : 0, by[FORCED_ADDRESS], by[FORCED_ASM],
+		n, ntrace, ntrace ? 100.0 * n / ntrace : 0, nfns, by[FORCED_ADDRESS], by[FORCED_ASM],
 		by[FORCED_ROOT], by[FORCED_CYCLE], by[FORCED_DYNAMIC], by[NOT_FORCED], budget, most,
-		n_elf_objects, n_address_refs, n_asm_calls);
+		unchecked, n_elf_objects, n_address_refs, n_asm_calls);
 }
 
 /* ---- output ---- */
@@ -1706,6 +1731,7 @@ static int analyse(int argc, char **argv)
 		excluded[i] = fns[i].is_report;
 	if (op.checkpoints) {
 		forced = xcalloc(nfns, 1);
+		traceable = xcalloc(nfns, sizeof(bool));
 		for (long i = 0; i < nobjects; i++)
 			scan_object(objects[i], object_unit[i]);
 		choose_checkpoints(op.budget);
