@@ -59,6 +59,10 @@ fn_field() {
     48  dyn (dynamic frame)  lib/leaf.c:9:6
 ```'* ]]
 	[[ "$output" == *'- `dyn` (lib/leaf.c:9:6): 48 bytes static'* ]]
+	# --strip: the source tree's prefix left out of the definitions
+	run analyse --strip lib/ "$BATS_TEST_TMPDIR/list"
+	[[ "$output" == *"   300  leaf  leaf.c:3:6"* ]]
+	[[ "$output" == *"   100  __x64_sys_deep  fs/chain.c:10:1"* ]]
 }
 
 @test "a cycle is named and followed once round; a self-recursion too" {

@@ -57,6 +57,9 @@
  *	A GLOB (fnmatch) is matched against the function's name without its
  *	GCC clone suffix (".constprop.0", ".isra.0", ".part.0").
  *
+ *	--strip PREFIX: left out of the definitions' file names (the source
+ *	tree's path, which gcc gives them whole).
+ *
  *	--md: a Markdown summary (the graph's size, what bounds the answer,
  *	the deepest entries per kind against --stack-bytes, their paths, the
  *	reporting functions, the cycles, the dynamic frames). --tsv: a row
@@ -273,9 +276,15 @@ static void grow_dups(void)
 	}
 }
 
+/* --strip: a prefix left out of the definitions' file names (the source tree) */
+static const char *strip_prefix;
+
 static int new_fn(const char *name, const char *file, int frame, bool dynamic, bool bounded)
 {
 	struct fn *f;
+
+	if (strip_prefix && !strncmp(file, strip_prefix, strlen(strip_prefix)))
+		file += strlen(strip_prefix);
 
 	if (nfns == capfns) {
 		capfns = capfns ? 2 * capfns : 1024;
@@ -1664,6 +1673,8 @@ static int analyse(int argc, char **argv)
 			op.stack_bytes = parse_long(a, argv[++i], 1);
 		else if (i + 1 < argc && !strcmp(a, "--indirect-bytes"))
 			op.indirect_bytes = parse_long(a, argv[++i], 0);
+		else if (i + 1 < argc && !strcmp(a, "--strip"))
+			strip_prefix = argv[++i];
 		else if (i + 1 < argc && !strcmp(a, "--checkpoints"))
 			op.checkpoints = argv[++i];
 		else if (i + 1 < argc && !strcmp(a, "--budget"))
@@ -1680,7 +1691,7 @@ static int analyse(int argc, char **argv)
 	if (!op.nconf || !op.list)
 		fail("usage: stackdepth analyse --conf FILE... [--add KIND=BYTES]... [--stack-bytes N] "
 		     "[--indirect-bytes N] [--top N] [--md OUT] [--tsv OUT] [--paths OUT] "
-		     "[--checkpoints OUT [--budget BYTES]] LIST");
+		     "[--checkpoints OUT [--budget BYTES]] [--strip PREFIX] LIST");
 	if (!nkinds)
 		fail("no \"entry\" line in the configuration: which functions start a stack?");
 	for (int a = 0; a < n_adds; a++) {
