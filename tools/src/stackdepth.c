@@ -30,7 +30,8 @@
  *	  recursion's further levels are not counted (each cycle's frames per
  *	  round are listed). Within a cycle the longest simple path is
  *	  searched exactly, up to a budget; past it the cycle's bound is the
- *	  sum of its frames (said so in the summary).
+ *	  deepest path found within it, a lower bound (said so in the
+ *	  summary).
  *	- An indirect call adds --indirect-bytes (default 0) below the
  *	  calling function, unless the configuration names its candidate
  *	  targets ("indirect" lines): then it is an edge to each.
@@ -104,7 +105,7 @@
 #include "kstack_util.h"
 
 #define INDIRECT_TITLE "__indirect_call"
-#define CYCLE_BUDGET 2000000L	/* DFS steps per cycle before the bound */
+#define CYCLE_BUDGET 20000L	/* DFS steps per member of a cycle */
 #define NO_NODE (-1)
 #define VIA_INDIRECT (-2)
 
@@ -212,14 +213,13 @@ struct fn {
 	bool is_report;
 	int nindirect;		/* indirect call sites */
 	struct ivec succ;	/* direct callees, once each */
-	int scc;		/* its strongly connected part */
 	bool self_call;
 };
 
 struct scc {
 	struct ivec members;
 	bool cyclic;
-	bool bounded_by_sum;
+	bool searched;		/* a search hit its budget: a lower bound */
 	long frames;		/* per round: the sum of its frames */
 };
 
@@ -252,8 +252,15 @@ static struct ivec report_globs;
 static struct indirect_rule *rules;
 static int nrules;
 
-static struct scc *sccs;
-static int nsccs;
+/* The strongly connected parts of a graph, callees first (Tarjan's order) */
+struct sccset {
+	struct scc *v;
+	int n;
+	int *of;	/* per function: its part, -1 when cut off */
+};
+
+/* The whole graph's, reporting functions in: the checkpoints' and the TSV's */
+static struct sccset full;
 
 static char *base_name(const char *name)
 {
@@ -625,8 +632,9 @@ static void apply_conf(void)
 
 /* ---- strongly connected parts (Tarjan, iterative) ---- */
 
-static void find_sccs(void)
+static struct sccset find_sccs(const bool *excluded)
 {
+	struct sccset ss = { .of = xcalloc(nfns, sizeof(int)) };
 	int *index = xcalloc(nfns, sizeof(int)), *low = xcalloc(nfns, sizeof(int));
 	bool *on = xcalloc(nfns, sizeof(bool));
 	int *stack = xcalloc(nfns, sizeof(int)), sp = 0;
@@ -636,8 +644,11 @@ static void find_sccs(void)
 	for (int root = 0; root < nfns; root++) {
 		int csp = 0;
 
-		if (index[root])
+		if (index[root] || (excluded && excluded[root])) {
+			if (excluded && excluded[root])
+				ss.of[root] = -1;
 			continue;
+		}
 		cs_node[csp] = root;
 		cs_edge[csp++] = 0;
 		index[root] = low[root] = next++;
@@ -649,6 +660,8 @@ static void find_sccs(void)
 			if (cs_edge[csp - 1] < fns[v].succ.n) {
 				int w = fns[v].succ.v[cs_edge[csp - 1]++];
 
+				if (excluded && excluded[w])
+					continue;
 				if (!index[w]) {
 					index[w] = low[w] = next++;
 					stack[sp++] = w;
@@ -664,18 +677,18 @@ static void find_sccs(void)
 				struct scc *s;
 				int w;
 
-				sccs = xrealloc(sccs, (nsccs + 1) * sizeof(*sccs));
-				s = &sccs[nsccs];
+				ss.v = xrealloc(ss.v, (ss.n + 1) * sizeof(*ss.v));
+				s = &ss.v[ss.n];
 				memset(s, 0, sizeof(*s));
 				do {
 					w = stack[--sp];
 					on[w] = false;
-					fns[w].scc = nsccs;
+					ss.of[w] = ss.n;
 					ivec_push(&s->members, w);
 					s->frames += fns[w].frame;
 				} while (w != v);
 				s->cyclic = s->members.n > 1 || fns[v].self_call;
-				nsccs++;
+				ss.n++;
 			}
 			csp--;
 			if (csp) {
@@ -692,6 +705,15 @@ static void find_sccs(void)
 	free(stack);
 	free(cs_node);
 	free(cs_edge);
+	return ss;
+}
+
+static void free_sccs(struct sccset *ss)
+{
+	for (int i = 0; i < ss->n; i++)
+		free(ss->v[i].members.v);
+	free(ss->v);
+	free(ss->of);
 }
 
 /* ---- depths ---- */
@@ -709,6 +731,7 @@ struct eval {
 	struct ivec *cycle_path;	/* members after this one, in order */
 	int indirect_bytes;
 	const bool *excluded;
+	struct sccset ss;	/* of this graph: the excluded cut off */
 };
 
 static long exit_depth(const struct eval *e, int v, int *via)
@@ -719,7 +742,7 @@ static long exit_depth(const struct eval *e, int v, int *via)
 	for (int i = 0; i < fns[v].succ.n; i++) {
 		int w = fns[v].succ.v[i];
 
-		if (fns[w].scc == fns[v].scc || (e->excluded && e->excluded[w]))
+		if ((e->excluded && e->excluded[w]) || e->ss.of[w] == e->ss.of[v])
 			continue;
 		if (e->depth[w] > best || (*via == NO_NODE && e->depth[w] == best && best > 0)) {
 			best = e->depth[w];
@@ -734,15 +757,21 @@ struct cycle_search {
 	const struct eval *e;
 	int scc;
 	bool *on_path;
+	const long *exit;	/* per function: exit_depth(), computed once */
+	const int *exit_via;
 	int *path, len;
 	int *best_path, best_len;
 	long best, steps;
 	int best_exit;
 };
 
+/*
+ * The longest simple path within a cycle from @v, each member at most
+ * once, then its deepest way out; false when it ran out of its budget
+ * (the best path found so far is kept: a lower bound, said so)
+ */
 static bool cycle_dfs(struct cycle_search *cs, int v, long sum)
 {
-	int via;
 	long here;
 
 	if (++cs->steps > CYCLE_BUDGET)
@@ -750,17 +779,17 @@ static bool cycle_dfs(struct cycle_search *cs, int v, long sum)
 	sum += fns[v].frame;
 	cs->path[cs->len++] = v;
 	cs->on_path[v] = true;
-	here = sum + exit_depth(cs->e, v, &via);
+	here = sum + cs->exit[v];
 	if (here > cs->best) {
 		cs->best = here;
 		cs->best_len = cs->len;
 		memcpy(cs->best_path, cs->path, cs->len * sizeof(int));
-		cs->best_exit = via;
+		cs->best_exit = cs->exit_via[v];
 	}
 	for (int i = 0; i < fns[v].succ.n; i++) {
 		int w = fns[v].succ.v[i];
 
-		if (fns[w].scc != cs->scc || cs->on_path[w] ||
+		if (cs->e->ss.of[w] != cs->scc || cs->on_path[w] ||
 		    (cs->e->excluded && cs->e->excluded[w]))
 			continue;
 		if (!cycle_dfs(cs, w, sum))
@@ -771,16 +800,43 @@ static bool cycle_dfs(struct cycle_search *cs, int v, long sum)
 	return true;
 }
 
-static void evaluate(struct eval *e, int indirect_bytes, const bool *excluded)
+/* The normal path of @v stands in @e where it is deeper (evaluate's floor) */
+static void raise_to(struct eval *e, const struct eval *floor, int v)
 {
+	if (!floor || floor->ss.of[v] < 0 || floor->depth[v] <= e->depth[v])
+		return;
+	e->depth[v] = floor->depth[v];
+	e->next[v] = floor->next[v];
+	e->cycle_path[v].n = 0;
+	for (int j = 0; j < floor->cycle_path[v].n; j++)
+		ivec_push(&e->cycle_path[v], floor->cycle_path[v].v[j]);
+}
+
+/*
+ * Every function's depth, callees first, without the @excluded; with a
+ * @floor (an evaluation of a part of this graph), never less than there.
+ */
+static void evaluate(struct eval *e, int indirect_bytes, const bool *excluded,
+		     const struct eval *floor)
+{
+	bool *on_path;
+	int *path, *best_path, *exit_via;
+	long *exits;
+
 	e->depth = xcalloc(nfns, sizeof(long));
 	e->next = xcalloc(nfns, sizeof(int));
 	e->cycle_path = xcalloc(nfns, sizeof(struct ivec));
 	e->indirect_bytes = indirect_bytes;
 	e->excluded = excluded;
+	on_path = xcalloc(nfns, sizeof(bool));
+	path = xcalloc(nfns, sizeof(int));
+	best_path = xcalloc(nfns, sizeof(int));
+	exits = xcalloc(nfns, sizeof(long));
+	exit_via = xcalloc(nfns, sizeof(int));
+	e->ss = find_sccs(excluded);
 	/* Tarjan numbers the parts callees first */
-	for (int s = 0; s < nsccs; s++) {
-		struct scc *p = &sccs[s];
+	for (int s = 0; s < e->ss.n; s++) {
+		struct scc *p = &e->ss.v[s];
 
 		if (!p->cyclic) {
 			int v = p->members.v[0], via;
@@ -789,45 +845,39 @@ static void evaluate(struct eval *e, int indirect_bytes, const bool *excluded)
 				continue;
 			e->depth[v] = fns[v].frame + exit_depth(e, v, &via);
 			e->next[v] = via;
+			raise_to(e, floor, v);
 			continue;
 		}
 		for (int m = 0; m < p->members.n; m++) {
 			int v = p->members.v[m];
-			struct cycle_search cs = { .e = e, .scc = s };
+
+			exits[v] = exit_depth(e, v, &exit_via[v]);
+		}
+		for (int m = 0; m < p->members.n; m++) {
+			int v = p->members.v[m];
+			struct cycle_search cs = { .e = e, .scc = s, .on_path = on_path,
+						   .exit = exits, .exit_via = exit_via,
+						   .path = path, .best_path = best_path, .best = -1 };
 
 			if (excluded && excluded[v])
 				continue;
-			cs.on_path = xcalloc(nfns, sizeof(bool));
-			cs.path = xcalloc(p->members.n, sizeof(int));
-			cs.best_path = xcalloc(p->members.n, sizeof(int));
-			cs.best = -1;
-			if (cycle_dfs(&cs, v, 0)) {
-				e->depth[v] = cs.best;
-				e->next[v] = cs.best_exit;
-				for (int i = 1; i < cs.best_len; i++)
-					ivec_push(&e->cycle_path[v], cs.best_path[i]);
-			} else {
-				/* Over budget: every frame of the cycle once, then its deepest exit */
-				long out = 0;
-				int via, best_via = NO_NODE;
-
-				for (int i = 0; i < p->members.n; i++) {
-					long d = exit_depth(e, p->members.v[i], &via);
-
-					if (d > out) {
-						out = d;
-						best_via = via;
-					}
-				}
-				p->bounded_by_sum = true;
-				e->depth[v] = p->frames + out;
-				e->next[v] = best_via;
+			if (!cycle_dfs(&cs, v, 0)) {
+				p->searched = true;
+				for (int i = 0; i < p->members.n; i++)
+					on_path[p->members.v[i]] = false;
 			}
-			free(cs.on_path);
-			free(cs.path);
-			free(cs.best_path);
+			e->depth[v] = cs.best;
+			e->next[v] = cs.best_exit;
+			for (int i = 1; i < cs.best_len; i++)
+				ivec_push(&e->cycle_path[v], cs.best_path[i]);
+			raise_to(e, floor, v);
 		}
 	}
+	free(on_path);
+	free(path);
+	free(best_path);
+	free(exits);
+	free(exit_via);
 }
 
 static void free_eval(struct eval *e)
@@ -837,18 +887,23 @@ static void free_eval(struct eval *e)
 	free(e->cycle_path);
 	free(e->depth);
 	free(e->next);
+	free_sccs(&e->ss);
 }
 
 /* The path from V, as "f1>f2>..." or, with FRAMES, one "frame name" per line */
-static char *path_string(const struct eval *e, int v, bool frames, int *n_indirect,
-			 bool *dynamic)
+struct path_flags {
+	int indirect;	/* unresolved indirect call sites of its functions */
+	bool dynamic;	/* a dynamic frame on it */
+	bool lower;	/* through a cycle searched within a budget: a lower bound */
+};
+
+static char *path_string(const struct eval *e, int v, bool frames, struct path_flags *pf)
 {
 	size_t cap = 256, len = 0;
 	char *s = xcalloc(cap, 1);
 	int guard = 0;
 
-	*n_indirect = 0;
-	*dynamic = false;
+	memset(pf, 0, sizeof(*pf));
 	while (v >= 0 && guard++ < nfns) {
 		struct ivec *cp = &e->cycle_path[v];
 		int seq[1 + cp->n], nseq = 0, last;
@@ -861,12 +916,15 @@ static char *path_string(const struct eval *e, int v, bool frames, int *n_indire
 			char *item;
 
 			if (f->dynamic)
-				*dynamic = true;
-			*n_indirect += f->nindirect;
+				pf->dynamic = true;
+			if (e->ss.of[seq[i]] >= 0 && e->ss.v[e->ss.of[seq[i]]].searched)
+				pf->lower = true;
+			pf->indirect += f->nindirect;
 			if (frames)
 				item = xprintf("%6d  %s%s%s  %s\n", f->frame, f->name,
 					       f->dynamic ? " (dynamic frame)" : "",
-					       sccs[f->scc].cyclic ? " (in a cycle)" : "", f->file);
+					       e->ss.of[seq[i]] >= 0 && e->ss.v[e->ss.of[seq[i]]].cyclic ?
+					       " (in a cycle)" : "", f->file);
 			else
 				item = xprintf("%s%s", len ? ">" : "", f->name);
 			if (len + strlen(item) + 1 > cap) {
@@ -1184,7 +1242,7 @@ static void choose_checkpoints(long budget)
 	for (int i = 0; i < nfns; i++) {
 		if (fns[i].dynamic)
 			force(i, FORCED_DYNAMIC);
-		if (sccs[fns[i].scc].cyclic)
+		if (full.v[full.of[i]].cyclic)
 			force(i, FORCED_CYCLE);
 	}
 	{
@@ -1206,9 +1264,9 @@ static void choose_checkpoints(long budget)
 	for (int i = 0; i < nfns; i++)
 		checkpoint[i] = forced[i] != NOT_FORCED && traceable[i];
 	/* callees first (Tarjan's order); cycles are all checkpoints */
-	for (int s = 0; s < nsccs; s++) {
-		for (int m = 0; m < sccs[s].members.n; m++) {
-			int v = sccs[s].members.v[m];
+	for (int s = 0; s < full.n; s++) {
+		for (int m = 0; m < full.v[s].members.n; m++) {
+			int v = full.v[s].members.v[m];
 
 			for (;;) {
 				long deepest = 0;
@@ -1344,11 +1402,21 @@ static void write_summary(FILE *o, const struct opts *op, const struct eval *all
 	int nrep = 0, bk = 0, bf = 0;
 	long worst_normal;
 
-	for (int s = 0; s < nsccs; s++)
-		if (sccs[s].cyclic) {
+	const struct sccset *ns = &normal->ss;
+	long full_cycle_fns = 0, full_cycles = 0, full_largest = 0;
+
+	for (int s = 0; s < ns->n; s++)
+		if (ns->v[s].cyclic) {
 			n_cycles++;
-			n_cycle_fns += sccs[s].members.n;
-			n_bounded += sccs[s].bounded_by_sum;
+			n_cycle_fns += ns->v[s].members.n;
+			n_bounded += ns->v[s].searched || all->ss.v[all->ss.of[ns->v[s].members.v[0]]].searched;
+		}
+	for (int s = 0; s < full.n; s++)
+		if (full.v[s].cyclic) {
+			full_cycles++;
+			full_cycle_fns += full.v[s].members.n;
+			if (full.v[s].members.n > full_largest)
+				full_largest = full.v[s].members.n;
 		}
 	for (int i = 0; i < nfns; i++) {
 		n_dynamic += fns[i].dynamic;
@@ -1357,10 +1425,12 @@ static void write_summary(FILE *o, const struct opts *op, const struct eval *all
 	fprintf(o, "# Static stack depth\n\n");
 	fprintf(o, "From gcc `-fcallgraph-info=su`: %ld units, %d functions, %ld direct call edges, "
 		   "%ld indirect call sites (%ld more resolved by the configuration's candidate "
-		   "targets), %ld functions in %ld cycles, %ld dynamic frames, %ld calls to "
+		   "targets), %ld functions in %ld cycles (%ld in %ld, the largest of %ld, with "
+		   "the reporting functions in), %ld dynamic frames, %ld calls to "
 		   "%zu functions no unit defines (assembly, or not built: 0 bytes below them)",
 		n_units, nfns, n_direct_edges, n_indirect_sites - n_resolved_sites,
-		n_resolved_sites, n_cycle_fns, n_cycles, n_dynamic, n_undefined_calls, undefined.n);
+		n_resolved_sites, n_cycle_fns, n_cycles, full_cycle_fns, full_cycles, full_largest,
+		n_dynamic, n_undefined_calls, undefined.n);
 	if (n_dup_names)
 		fprintf(o, ", %ld names defined more than once (every definition followed)", n_dup_names);
 	fprintf(o, ".\n\n");
@@ -1368,8 +1438,11 @@ static void write_summary(FILE *o, const struct opts *op, const struct eval *all
 	fprintf(o, "- depth below an unresolved indirect call assumes %ld bytes per indirect call;\n",
 		op->indirect_bytes);
 	fprintf(o, "- a recursion is followed once round (a path visits each function at most "
-		   "once): its further levels are not counted;%s\n",
-		n_bounded ? " cycles too large to search are bounded by the sum of their frames;" : "");
+		   "once): its further levels are not counted;\n");
+	if (n_bounded)
+		fprintf(o, "- %ld cycles too large to search exactly (marked below) give the deepest "
+			   "path found within %ld steps per member: a lower bound for paths through "
+			   "them;\n", n_bounded, CYCLE_BUDGET);
 	fprintf(o, "- a dynamic frame (alloca, VLA) counts its static part only;\n");
 	fprintf(o, "- calls from inline assembly (static calls, alternatives) are not in the graph, "
 		   "and a tail call counts the caller's return address once too many.\n\n");
@@ -1397,36 +1470,37 @@ static void write_summary(FILE *o, const struct opts *op, const struct eval *all
 			   "indirect calls on the normal path |\n");
 		fprintf(o, "|---|---|---|---|---|---|---|\n");
 		for (int r = 0; r < shown; r++) {
-			int f = v[r], ni;
+			int f = v[r];
 			long dn = kinds[k].base + normal->depth[f], da = kinds[k].base + all->depth[f];
-			bool dyn;
-			char *p = path_string(normal, f, false, &ni, &dyn);
+			struct path_flags pf;
+			char *p = path_string(normal, f, false, &pf);
 			char *s1 = pct(dn, op->stack_bytes), *s2 = pct(da, op->stack_bytes);
 
-			fprintf(o, "| %d | `%s`%s | %ld | %s | %ld | %s | %d |\n", r + 1, fns[f].name,
-				dyn ? " (a dynamic frame below)" : "", dn, s1, da, s2, ni);
+			fprintf(o, "| %d | `%s`%s%s | %ld%s | %s | %ld | %s | %d |\n", r + 1, fns[f].name,
+				pf.dynamic ? " (a dynamic frame below)" : "",
+				pf.lower ? " (through a cycle searched within a budget)" : "",
+				dn, pf.lower ? " or more" : "", s1, da, s2, pf.indirect);
 			free(p);
 			free(s1);
 			free(s2);
 		}
 		fprintf(o, "\nThe deepest normal path (frame, function, definition):\n\n```\n");
 		{
-			int ni;
-			bool dyn;
-			char *p = path_string(normal, v[0], true, &ni, &dyn);
+			struct path_flags pf;
+			char *p = path_string(normal, v[0], true, &pf);
 
 			fprintf(o, "%6d  (base)\n%s```\n\n", kinds[k].base, p);
 			free(p);
 		}
 		{
-			int best = v[0], ni;
-			bool dyn;
+			int best = v[0];
+			struct path_flags pf;
 			char *p;
 
 			for (int i = 0; i < n; i++)
 				if (all->depth[v[i]] > all->depth[best])
 					best = v[i];
-			p = path_string(all, best, true, &ni, &dyn);
+			p = path_string(all, best, true, &pf);
 			fprintf(o, "The deepest path of all (`%s`, through the reporting functions):\n\n"
 				   "```\n%6d  (base)\n%s```\n\n", fns[best].name, kinds[k].base, p);
 			free(p);
@@ -1469,7 +1543,7 @@ static void write_summary(FILE *o, const struct opts *op, const struct eval *all
 					}
 				}
 			}
-			evaluate(&one, (int)op->indirect_bytes, ex);
+			evaluate(&one, (int)op->indirect_bytes, ex, normal);
 			adds[i] = max_entry_depth(&one, &k2, &f2);
 			via[i] = f2;
 			free_eval(&one);
@@ -1490,19 +1564,19 @@ static void write_summary(FILE *o, const struct opts *op, const struct eval *all
 		free(queue);
 	}
 
-	fprintf(o, "\n## Cycles\n\n");
+	fprintf(o, "\n## Cycles\n\nOf the normal paths' graph (the reporting functions left out).\n\n");
 	if (!n_cycles) {
 		fprintf(o, "None.\n");
 	} else {
 		fprintf(o, "| functions | frames per round | members |\n|---|---|---|\n");
-		for (int s = 0; s < nsccs; s++) {
-			if (!sccs[s].cyclic)
+		for (int s = 0; s < ns->n; s++) {
+			if (!ns->v[s].cyclic)
 				continue;
-			fprintf(o, "| %d | %ld%s | ", sccs[s].members.n, sccs[s].frames,
-				sccs[s].bounded_by_sum ? " (bounded by the sum)" : "");
-			for (int m = 0; m < sccs[s].members.n && m < 8; m++)
-				fprintf(o, "%s`%s`", m ? ", " : "", fns[sccs[s].members.v[m]].name);
-			fprintf(o, "%s |\n", sccs[s].members.n > 8 ? ", ..." : "");
+			fprintf(o, "| %d | %ld%s | ", ns->v[s].members.n, ns->v[s].frames,
+				ns->v[s].searched ? " (searched within a budget)" : "");
+			for (int m = 0; m < ns->v[s].members.n && m < 8; m++)
+				fprintf(o, "%s`%s`", m ? ", " : "", fns[ns->v[s].members.v[m]].name);
+			fprintf(o, "%s |\n", ns->v[s].members.n > 8 ? ", ..." : "");
 		}
 	}
 	fprintf(o, "\n## Dynamic frames\n\n");
@@ -1521,7 +1595,7 @@ static void write_tsv(FILE *o, const struct eval *all, const struct eval *normal
 		fprintf(o, "%s\t%s\t%d\t%d\t%ld\t%ld\t%d\t%d\n", fns[i].name, fns[i].file,
 			fns[i].frame, fns[i].dynamic, all->depth[i],
 			fns[i].is_report ? -1 : normal->depth[i], fns[i].nindirect,
-			sccs[fns[i].scc].cyclic ? fns[i].scc : -1);
+			full.v[full.of[i]].cyclic ? full.of[i] : -1);
 }
 
 static void write_paths(FILE *o, const struct opts *op, const struct eval *all,
@@ -1532,10 +1606,10 @@ static void write_paths(FILE *o, const struct opts *op, const struct eval *all,
 		int n, *v = kind_entries(k, normal->depth, &n);
 
 		for (int r = 0; r < n && r < op->top; r++) {
-			int f = v[r], ni;
-			bool dyn;
-			char *pn = path_string(normal, f, false, &ni, &dyn);
-			char *pa = path_string(all, f, false, &ni, &dyn);
+			int f = v[r];
+			struct path_flags pf;
+			char *pn = path_string(normal, f, false, &pf);
+			char *pa = path_string(all, f, false, &pf);
 
 			fprintf(o, "%s\t%d\t%s\t%d\t%ld\t%ld\t%s\t%s\n", kinds[k].kind, r + 1,
 				fns[f].name, kinds[k].base, kinds[k].base + all->depth[f],
@@ -1736,7 +1810,7 @@ static int analyse(int argc, char **argv)
 	grow_dups();
 	link_edges();
 	apply_conf();
-	find_sccs();
+	full = find_sccs(NULL);
 	excluded = xcalloc(nfns, sizeof(bool));
 	for (int i = 0; i < nfns; i++)
 		excluded[i] = fns[i].is_report;
@@ -1748,8 +1822,12 @@ static int analyse(int argc, char **argv)
 		choose_checkpoints(op.budget);
 		write_checkpoints(op.checkpoints, op.budget);
 	}
-	evaluate(&all, (int)op.indirect_bytes, NULL);
-	evaluate(&normal, (int)op.indirect_bytes, excluded);
+	evaluate(&normal, (int)op.indirect_bytes, excluded, NULL);
+	/*
+	 * Every normal path is a path of the whole graph: where a cycle's
+	 * search within its budget finds less there, the normal path stands
+	 */
+	evaluate(&all, (int)op.indirect_bytes, NULL, &normal);
 	{
 		FILE *o = op.md ? open_output(op.md) : stdout;
 
