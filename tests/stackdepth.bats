@@ -294,6 +294,18 @@ cp_field() {
 		[ "$status" -eq 0 ]
 		[ -z "$(cp_field mid2 3)" ]
 		[ "$(cp_field direct 2)" -eq "$(fn_field direct a.c depth)" ]
+		# an allowance for indirect calls: cb (its address taken) fits in
+		# 300 bytes and is no checkpoint; run's indirect call adds 300
+		run "$TOOLS/stackdepth" analyse --conf "$dir/c.conf" --tsv "$BATS_TEST_TMPDIR/f.tsv" \
+			--checkpoints "$BATS_TEST_TMPDIR/cp.txt" --budget 2000 --allowance 300 "$dir/list"
+		[ "$status" -eq 0 ]
+		[ -z "$(cp_field cb 3)" ]
+		[ "$(cp_field run 2)" -eq "$(($(fn_field run a.c frame) + 300))" ]
+		[[ "$output" == *"2 address-taken functions within the allowance of 300 bytes per indirect call"* ]]
+		# one that does not fit stays a checkpoint
+		run "$TOOLS/stackdepth" analyse --conf "$dir/c.conf" --tsv "$BATS_TEST_TMPDIR/f.tsv" \
+			--checkpoints "$BATS_TEST_TMPDIR/cp.txt" --budget 2000 --allowance 100 "$dir/list"
+		[ "$(cp_field cb 3)" = "address taken" ]
 	done
 }
 

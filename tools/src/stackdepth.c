@@ -82,7 +82,10 @@
  *	object has one); then, callees first, where the
  *	segment below a checkpoint (its frame and the deepest chain of
  *	non-checkpoints below it) passes BUDGET bytes (default 512), its
- *	deepest traceable callee. A checkpoint's margin is its segment: how far the
+ *	deepest traceable callee. --allowance BYTES (default 0): a function
+ *	whose address is taken is no checkpoint while its segment fits in
+ *	BYTES, and each indirect call adds BYTES to its caller's segment
+ *	instead. A checkpoint's margin is its segment: how far the
  *	stack can grow past its entry before the check runs again.
  *
  * Exit status: 0 done, 2 bad usage, an input that cannot be read or is not
@@ -1167,8 +1170,13 @@ static void scan_object(const char *path, int unit)
 				call = code[off - 1] == 0xe8 || code[off - 1] == 0xe9 ||
 				       (off >= 2 && code[off - 2] == 0x0f && (code[off - 1] & 0xf0) == 0x80);
 			}
-			if (pcrel)
-				addend += 4;	/* relative to the end of the 4-byte field */
+			/*
+			 * An instruction's rel32 counts from the end of its
+			 * field (addend -4); a place-relative reference in data
+			 * (PREL32: the exports, initcalls) from its start
+			 */
+			if (pcrel && exec)
+				addend += 4;
 			switch (ELF_FIELD(&o, Elf32_Sym, Elf64_Sym, SYM(symi), st_info) & 0xf) {
 			case STT_FUNC:
 			case STT_NOTYPE:
@@ -1235,7 +1243,7 @@ static void scan_object(const char *path, int unit)
 static bool *checkpoint;
 static long *segment;
 
-static void choose_checkpoints(long budget)
+static void choose_checkpoints(long budget, long allowance)
 {
 	checkpoint = xcalloc(nfns, sizeof(bool));
 	segment = xcalloc(nfns, sizeof(long));
@@ -1261,8 +1269,15 @@ static void choose_checkpoints(long budget)
 	if (!n_mcount)
 		for (int i = 0; i < nfns; i++)
 			traceable[i] = true;
+	/*
+	 * With an allowance for indirect calls, a function whose address is
+	 * taken need not be a checkpoint while its segment fits the
+	 * allowance: every indirect call adds the allowance to its caller's
+	 * segment instead
+	 */
 	for (int i = 0; i < nfns; i++)
-		checkpoint[i] = forced[i] != NOT_FORCED && traceable[i];
+		checkpoint[i] = forced[i] != NOT_FORCED && traceable[i] &&
+				!(allowance > 0 && forced[i] == FORCED_ADDRESS);
 	/* callees first (Tarjan's order); cycles are all checkpoints */
 	for (int s = 0; s < full.n; s++) {
 		for (int m = 0; m < full.v[s].members.n; m++) {
@@ -1290,19 +1305,24 @@ static void choose_checkpoints(long budget)
 						cut = w;
 					}
 				}
+				if (fns[v].nindirect && allowance > deepest)
+					deepest = allowance;
 				segment[v] = fns[v].frame + deepest;
 				if (segment[v] <= budget || which == NO_NODE || cut == NO_NODE)
 					break;
 				checkpoint[cut] = true;
 			}
+			if (allowance > 0 && forced[v] == FORCED_ADDRESS && segment[v] > allowance &&
+			    traceable[v])
+				checkpoint[v] = true;
 		}
 	}
 }
 
-static void write_checkpoints(const char *path, long budget)
+static void write_checkpoints(const char *path, long budget, long allowance)
 {
 	FILE *o = strcmp(path, "-") ? fopen(path, "w") : stdout;
-	long n = 0, most = 0, by[FORCED_DYNAMIC + 1] = { 0 }, unchecked = 0, ntrace = 0;
+	long n = 0, most = 0, by[FORCED_DYNAMIC + 1] = { 0 }, unchecked = 0, ntrace = 0, within = 0;
 
 	if (!o)
 		fail("cannot write %s: %s", path, strerror(errno));
@@ -1310,7 +1330,9 @@ static void write_checkpoints(const char *path, long budget)
 		   "before the next checkpoint), why, definition; budget %ld\n", budget);
 	for (int i = 0; i < nfns; i++) {
 		ntrace += traceable[i];
-		unchecked += forced[i] && !traceable[i];
+		unchecked += forced[i] && !traceable[i] && !(allowance > 0 && forced[i] == FORCED_ADDRESS &&
+							    segment[i] <= allowance);
+		within += allowance > 0 && forced[i] == FORCED_ADDRESS && segment[i] <= allowance;
 		if (!checkpoint[i])
 			continue;
 		n++;
@@ -1325,18 +1347,19 @@ static void write_checkpoints(const char *path, long budget)
 	fprintf(stderr, "stackdepth: %ld checkpoints of %ld traceable functions (%.1f%%; %d in the "
 			"graph): %ld address taken, %ld called from assembly, %ld without a caller, %ld "
 			"in cycles, %ld dynamic frames, %ld for the budget of %ld bytes; the largest "
-			"margin %ld bytes; %ld entries ftrace cannot trace (not checkpoints) "
+			"margin %ld bytes; %ld address-taken functions within the allowance of %ld "
+			"bytes per indirect call; %ld entries ftrace cannot trace (not checkpoints) "
 			"(%ld objects read, %ld references, %ld calls from assembly)\n",
 		n, ntrace, ntrace ? 100.0 * n / ntrace : 0, nfns, by[FORCED_ADDRESS], by[FORCED_ASM],
 		by[FORCED_ROOT], by[FORCED_CYCLE], by[FORCED_DYNAMIC], by[NOT_FORCED], budget, most,
-		unchecked, n_elf_objects, n_address_refs, n_asm_calls);
+		within, allowance, unchecked, n_elf_objects, n_address_refs, n_asm_calls);
 }
 
 /* ---- output ---- */
 
 struct opts {
 	const char *md, *tsv, *paths, *list, *checkpoints;
-	long budget;
+	long budget, allowance;
 	int nconf;
 	long stack_bytes, indirect_bytes, top;
 };
@@ -1753,6 +1776,8 @@ static int analyse(int argc, char **argv)
 			op.checkpoints = argv[++i];
 		else if (i + 1 < argc && !strcmp(a, "--budget"))
 			op.budget = parse_long(a, argv[++i], 1);
+		else if (i + 1 < argc && !strcmp(a, "--allowance"))
+			op.allowance = parse_long(a, argv[++i], 0);
 		else if (i + 1 < argc && !strcmp(a, "--top"))
 			op.top = parse_long(a, argv[++i], 1);
 		else if (a[0] == '-' && a[1])
@@ -1765,7 +1790,7 @@ static int analyse(int argc, char **argv)
 	if (!op.nconf || !op.list)
 		fail("usage: stackdepth analyse --conf FILE... [--add KIND=BYTES]... [--stack-bytes N] "
 		     "[--indirect-bytes N] [--top N] [--md OUT] [--tsv OUT] [--paths OUT] "
-		     "[--checkpoints OUT [--budget BYTES]] [--strip PREFIX] LIST");
+		     "[--checkpoints OUT [--budget BYTES] [--allowance BYTES]] [--strip PREFIX] LIST");
 	if (!nkinds)
 		fail("no \"entry\" line in the configuration: which functions start a stack?");
 	for (int a = 0; a < n_adds; a++) {
@@ -1819,8 +1844,8 @@ static int analyse(int argc, char **argv)
 		traceable = xcalloc(nfns, sizeof(bool));
 		for (long i = 0; i < nobjects; i++)
 			scan_object(objects[i], object_unit[i]);
-		choose_checkpoints(op.budget);
-		write_checkpoints(op.checkpoints, op.budget);
+		choose_checkpoints(op.budget, op.allowance);
+		write_checkpoints(op.checkpoints, op.budget, op.allowance);
 	}
 	evaluate(&normal, (int)op.indirect_bytes, excluded, NULL);
 	/*
