@@ -27,6 +27,8 @@
 
 #include "kselftest_harness.h"
 
+#include "kstack_guest.h"
+
 #define SC_DIR "/sys/kernel/debug/stack_check"
 #define DEEP "/sys/kernel/debug/kstack_deep"
 #define MODULE_PATH "/kstack/modules/kstack_deep.ko"
@@ -642,7 +644,8 @@ TEST_F(check, a_second_ftrace_user_with_regs_keeps_the_check_at_the_entry)
 TEST_F(check, checkpoints_check_only_the_listed_functions)
 {
 	struct deep d;
-	int n;
+	long warn_at, panic_past;
+	int n, deep;
 
 	REQUIRE_CHECK();
 	if (access(SC_DIR "/checkpoints", F_OK))
@@ -653,9 +656,16 @@ TEST_F(check, checkpoints_check_only_the_listed_functions)
 		TH_LOG("%s", slurp(SC_DIR "/checkpoints"));
 	EXPECT_TRUE(strstr(slurp(SC_DIR "/checkpoints"), "unknown names: 1\n") != NULL)
 		TH_LOG("%s", slurp(SC_DIR "/checkpoints"));
+	/* with checkpoints the warning comes where that file says */
+	warn_at = file_field(SC_DIR "/checkpoints", "warn at");
+	panic_past = file_field(SC_DIR "/checkpoints", "panic past");
+	ASSERT_GT(warn_at, 0) TH_LOG("%s", slurp(SC_DIR "/checkpoints"));
+	ASSERT_LT(warn_at + 2 * LEVEL + IRQ_ENTRY, panic_past)
+		TH_LOG("no room for a run past the warning: %s", slurp(SC_DIR "/checkpoints"));
+	deep = pct(warn_at + LEVEL, self->task.size) + 1;
 	ASSERT_EQ(0, put(SC_DIR "/warnings", "reset"));
 	klog_clear();
-	ASSERT_EQ(0, run_to("task", self->deep, &d));
+	ASSERT_EQ(0, run_to("task", deep, &d));
 	n = warnings("task", "", NULL);
 	printf("# kstack: stack_check_checkpoint_warnings=%d\n", n);
 	EXPECT_GE(warnings("task", SITE, NULL), 1) TH_LOG("no warning names the recursion, a checkpoint");
@@ -664,7 +674,7 @@ TEST_F(check, checkpoints_check_only_the_listed_functions)
 	ASSERT_EQ(0, put(SC_DIR "/checkpoints", "kstack_deep_write 64\n"));
 	ASSERT_EQ(0, put(SC_DIR "/warnings", "reset"));
 	klog_clear();
-	ASSERT_EQ(0, run_to("task", self->deep, &d));
+	ASSERT_EQ(0, run_to("task", deep, &d));
 	EXPECT_EQ(0, warnings("task", "", NULL)) TH_LOG("a warning with only the write handler checked");
 
 	EXPECT_NE(0, put(SC_DIR "/checkpoints", "kstack_deep_recurse lots\n"));
