@@ -391,6 +391,7 @@ static void file_cycle(const char *dir, int rounds)
 #define TRACER "/proc/sys/kernel/stack_tracer_enabled"
 #define MAX_SIZE "/sys/kernel/debug/tracing/stack_max_size"
 #define CHAINS "/sys/kernel/debug/stack_check/chains"
+#define CHECK_ENABLED "/sys/kernel/debug/stack_check/enabled"
 
 /*
  * The deepest stack the check kept per stack type over this boot's
@@ -716,7 +717,7 @@ static void soak(double seconds, double every, const char *dir)
 		case 4: file_cycle(dir, 200); break;
 		case 5: read_zero_loop(20000); getppid_loop(20000); break;
 		case 6: touch_memory(64); break;
-		case 7: depth_suite(dir); break;
+		case 7: depth_suite("/var/tmp"); break;
 		}
 		if (t >= next) {
 			if (next > 0)
@@ -801,9 +802,12 @@ int main(int argc, char **argv)
 	read_zero_loop(quick ? 1000 : 100000);
 	pipe_pingpong(quick ? 100 : 10000);
 	file_cycle(dir, quick ? 50 : 1000);
-	/* not timed: the depth figures, where a check or the tracer watches */
-	if (tracer_on || access(CHAINS, F_OK) == 0)
-		depth_suite(dir);
+	/*
+	 * not timed: the depth figures, where the check or the tracer
+	 * watches; on the root file system (a swap file cannot be on tmpfs)
+	 */
+	if (tracer_on || read_number(CHECK_ENABLED) == 1)
+		depth_suite("/var/tmp");
 
 	if (tracer_on) {
 		double max = read_number(MAX_SIZE);
